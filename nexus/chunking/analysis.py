@@ -1,0 +1,85 @@
+"""Everything computed once per file and reused by every re-chunk: tree, units, tokens.
+
+Moving a min/max slider re-runs only the packing in ``ast.py`` over this cached
+analysis, which is what makes a re-chunk cheap.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+import tree_sitter
+
+from nexus.extract import Import, extract_imports, extract_units
+from nexus.languages import LANGUAGES, PROBLEM_QUERY, parse, run_query
+from nexus.tokens import TokenIndex
+from nexus.types import SourceFile, Unit
+
+
+@dataclass
+class FileAnalysis:
+    """A parsed file: its source, tree, units, imports, error ranges, token positions."""
+
+    source: SourceFile
+    language: str
+    tree: tree_sitter.Tree
+    units: list[Unit]
+    imports: list[Import]
+    error_ranges: list[tuple[int, int]]  # byte ranges of ERROR / MISSING nodes
+    has_jsx: bool
+    tokens: TokenIndex
+    line_starts: list[int]  # byte offset of each line's first byte
+
+    @property
+    def data(self) -> bytes:
+        return self.source.data
+
+    def line_of(self, byte: int) -> int:
+        """1-based line number holding ``byte``."""
+        return bisect_right(self.line_starts, byte)
+
+    def unit_depths(self) -> dict[Unit, int]:
+        """How many units enclose each unit."""
+        by_qualname = {unit.qualname: unit for unit in self.units}
+        depths: dict[Unit, int] = {}
+        for unit in self.units:
+            depth, parent = 0, unit.parent
+            while parent is not None and parent in by_qualname and depth < 10_000:
+                depth += 1
+                parent = by_qualname[parent].parent
+            depths[unit] = depth
+        return depths
+
+
+def _problem_ranges(tree: tree_sitter.Tree, language: str) -> tuple[list, bool]:
+    """ERROR/MISSING byte ranges and whether JSX occurs, found by one C-side query."""
+    captures = run_query(tree, language, PROBLEM_QUERY)
+    errors = sorted((node.start_byte, node.end_byte) for node in captures.get("error", []))
+    return errors, bool(captures.get("jsx"))
+
+
+def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
+    """Parse and index one file (the expensive step; cache its result)."""
+    language = source.info.language
+    if language not in LANGUAGES:
+        raise ValueError(f"{source.info.path}: language {language!r} is not chunkable")
+    tree = parse(source.data, language)
+    errors, has_jsx = _problem_ranges(tree, language)
+    line_starts = [0]
+    find = source.data.find
+    position = find(b"\n")
+    while position != -1:
+        line_starts.append(position + 1)
+        position = find(b"\n", position + 1)
+    return FileAnalysis(
+        source=source,
+        language=language,
+        tree=tree,
+        units=extract_units(tree, source.data, language),
+        imports=extract_imports(tree),
+        error_ranges=errors,
+        has_jsx=has_jsx,
+        tokens=TokenIndex(source.data, encoding),
+        line_starts=line_starts,
+    )

@@ -1,0 +1,246 @@
+"""Recursive AST chunking under an exact token budget.
+
+The algorithm (after cAST, without its recursion and its dropped leaves):
+
+1. **Expand**: walk the top-level nodes; a node whose estimated size is over the
+   budget is replaced by its children (class -> members -> blocks -> statements),
+   with an explicit stack, so 5,000-deep nesting is fine. A node without children
+   that is still too big (a long string, a comment block) is cut at line starts,
+   and a single line over the budget at token starts. Comments and decorators
+   ride with the node they precede; a comment on the same line as the end of a
+   node rides with that node.
+2. **Pack**: pieces that are units of the profile start their own chunk; the rest
+   are packed greedily while they fit.
+3. **Merge small**: chunks under ``min_tokens`` join a neighbour when the result
+   fits, forward when they open something (``class A {``), else backward.
+4. **Check**: each chunk's text is encoded once, exactly; one over the budget
+   (a token or two of edge effect) is cut again. No chunk exceeds ``max_tokens``.
+
+Sizes during 1-3 come from one tokenization of the whole file (``TokenIndex``),
+so the cost stays close to a single encode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tree_sitter
+
+from nexus.chunking.analysis import FileAnalysis
+from nexus.chunking.profiles import Profile
+from nexus.languages import LANGUAGES
+
+_OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
+
+
+@dataclass
+class _Item:
+    """A byte range to place, with the node it came from (None for loose comments)."""
+
+    start: int
+    end: int
+    node: tree_sitter.Node | None
+
+
+@dataclass
+class _Group:
+    """A chunk being built: byte range, estimated tokens, whether it is a unit of its own."""
+
+    start: int
+    end: int
+    tokens: int
+    closed: bool  # a boundary unit: nothing else is packed into it
+
+
+def _items(children: list[tree_sitter.Node], attach_kinds: frozenset[str]) -> list[_Item]:
+    """Sibling nodes as items, comments/decorators attached to their neighbour."""
+    items: list[_Item] = []
+    lead: int | None = None
+    last_row = -1
+    for child in children:
+        if child.type in attach_kinds:
+            trailing = child.type != "decorator" and child.start_point.row == last_row
+            if trailing and items and lead is None:
+                items[-1].end = child.end_byte  # `foo(); // why` stays with foo()
+            elif lead is None:
+                lead = child.start_byte
+            last_row = child.end_point.row
+            continue
+        items.append(_Item(lead if lead is not None else child.start_byte, child.end_byte, child))
+        lead = None
+        last_row = child.end_point.row
+    if lead is not None:
+        items.append(_Item(lead, children[-1].end_byte, None))
+    return items
+
+
+def _char_boundary(data: bytes, offset: int) -> int:
+    """Move ``offset`` back to the start of a UTF-8 character."""
+    while 0 < offset < len(data) and (data[offset] & 0xC0) == 0x80:
+        offset -= 1
+    return offset
+
+
+class _Splitter:
+    """Cuts ranges that no node boundary can cut: at line starts, else at token starts."""
+
+    def __init__(self, analysis: FileAnalysis, max_tokens: int) -> None:
+        self.analysis = analysis
+        self.max_tokens = max_tokens
+
+    def exact(self, start: int, end: int) -> int:
+        return self.analysis.tokens.exact(self.analysis.data, start, end)
+
+    def _cut(self, start: int, end: int) -> int:
+        """A cut point in (start, end): the last line start that keeps the head in budget."""
+        tokens = self.analysis.tokens
+        starts = self.analysis.line_starts
+        analysis = self.analysis
+        first_line = analysis.line_of(start)  # 1-based: starts[first_line] is the next line
+        best = None
+        for index in range(first_line, len(starts)):
+            candidate = starts[index]
+            if candidate >= end:
+                break
+            if tokens.estimate(start, candidate) > self.max_tokens:
+                break
+            best = candidate
+        if best is not None and best > start:
+            return best
+        points = tokens.split_points(start, end, max(1, self.max_tokens - 2))
+        cut = _char_boundary(analysis.data, points[0]) if points else start
+        if cut <= start:
+            cut = _char_boundary(analysis.data, start + max(1, (end - start) // 2))
+        return cut if cut > start else end
+
+    def split(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """Pieces ``(start, end, exact tokens)`` of ``[start, end)``, trailing blanks
+        trimmed, each at most ``max_tokens`` when encoded alone."""
+        pieces: list[tuple[int, int, int]] = []
+        data = self.analysis.data
+        work = [(start, end)]
+        while work:
+            a, b = work.pop()
+            b = _rstrip(data, a, b)
+            if b <= a:
+                continue
+            if self.analysis.tokens.estimate(a, b) <= 2 * self.max_tokens:
+                exact = self.exact(a, b)
+                if exact <= self.max_tokens:
+                    pieces.append((a, b, exact))
+                    continue
+            cut = self._cut(a, b)
+            if cut >= b:  # one character over budget alone; cannot happen with UTF-8 BPE
+                pieces.append((a, b, self.exact(a, b)))
+                continue
+            work.append((cut, b))
+            work.append((a, cut))
+        return pieces
+
+
+def ast_spans(
+    analysis: FileAnalysis, max_tokens: int, min_tokens: int, profile: Profile
+) -> list[tuple[int, int, int]]:
+    """``(start_byte, end_byte, exact tokens)`` of one file's AST chunks, in order,
+    each within ``max_tokens``."""
+    data = analysis.data
+    root = analysis.tree.root_node
+    if not data.strip():
+        return []
+    spec = LANGUAGES[analysis.language]
+    attach_kinds = spec.comment_kinds | spec.decorator_kinds
+    depths = analysis.unit_depths()
+    boundaries = {
+        (unit.start_byte, unit.end_byte)
+        for unit in analysis.units
+        if profile.is_boundary(unit, depths[unit])
+    }
+    jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
+    tokens = analysis.tokens
+    splitter = _Splitter(analysis, max_tokens)
+
+    # 1. Expand oversized nodes into pieces that fit.
+    pieces: list[tuple[int, int, bool]] = []  # (start, end, is_boundary)
+    stack = list(reversed(_items(root.children, attach_kinds)))
+    if not stack:
+        stack = [_Item(0, len(data), None)]
+    while stack:
+        item = stack.pop()
+        node = item.node
+        if tokens.estimate(item.start, item.end) <= max_tokens:
+            is_unit = node is not None and (
+                (node.start_byte, node.end_byte) in boundaries or node.type in jsx_kinds
+            )
+            pieces.append((item.start, item.end, is_unit))
+            continue
+        if node is not None and item.start < node.start_byte:
+            # Too big with its doc comment: place the comment and the node separately,
+            # so a unit that fits alone is still one chunk.
+            stack.append(_Item(node.start_byte, item.end, node))
+            stack.append(_Item(item.start, node.start_byte, None))
+            continue
+        children = _items(node.children, attach_kinds) if node is not None else []
+        if not children:
+            pieces.extend((a, b, False) for a, b, _ in splitter.split(item.start, item.end))
+            continue
+        children[0].start = item.start
+        children[-1].end = item.end
+        stack.extend(reversed(children))
+
+    # 2. Pack: units alone, the rest greedily.
+    groups: list[_Group] = []
+    for start, end, is_unit in pieces:
+        if is_unit:
+            groups.append(_Group(start, end, tokens.estimate(start, end), closed=True))
+            continue
+        if groups and not groups[-1].closed:
+            merged = tokens.estimate(groups[-1].start, end)
+            if merged <= max_tokens:
+                groups[-1].end = end
+                groups[-1].tokens = merged
+                continue
+        groups.append(_Group(start, end, tokens.estimate(start, end), closed=False))
+
+    # 3. Merge chunks under min_tokens into a neighbour.
+    def opens(group: _Group) -> bool:
+        tail = data[group.start : group.end].rstrip()
+        head = data[group.start : group.end].lstrip()
+        return tail.endswith(_OPENERS) or head.startswith((b"//", b"/*", b"@", b"import"))
+
+    merged_groups: list[_Group] = []
+    for group in groups:
+        if merged_groups:
+            prev = merged_groups[-1]
+            joined = tokens.estimate(prev.start, group.end)
+            prev_small = prev.tokens < min_tokens
+            small = group.tokens < min_tokens
+            if joined <= max_tokens and (prev_small or (small and not opens(group))):
+                merged_groups[-1] = _Group(prev.start, group.end, joined, closed=True)
+                continue
+        merged_groups.append(group)
+
+    # 4. Tidy edges (indentation in, trailing blanks out) and check exact sizes.
+    spans: list[tuple[int, int, int]] = []
+    previous_end = 0
+    for group in merged_groups:
+        start, end = group.start, group.end
+        line_start = analysis.line_starts[analysis.line_of(start) - 1]
+        if line_start >= previous_end and not data[line_start:start].strip():
+            start = line_start
+        while end > start and data[end - 1 : end].isspace():
+            end -= 1
+        if end <= start:
+            continue
+        exact = splitter.exact(start, end)
+        if exact <= max_tokens:
+            spans.append((start, end, exact))
+        else:
+            spans.extend(splitter.split(start, end))
+        previous_end = spans[-1][1] if spans else previous_end
+    return spans
+
+
+def _rstrip(data: bytes, start: int, end: int) -> int:
+    while end > start and data[end - 1 : end].isspace():
+        end -= 1
+    return end

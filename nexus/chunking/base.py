@@ -1,0 +1,119 @@
+"""Turn byte ranges into ``Chunk`` records: exact text, tokens, symbols, embedding text.
+
+Both chunkers produce ranges; this module gives every range the same metadata,
+so line-based and AST chunks are compared like for like.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_left
+
+from nexus.chunking.analysis import FileAnalysis
+from nexus.chunking.profiles import TYPE_KINDS
+from nexus.types import Chunk, Unit
+
+
+def chunk_id(repo: str, path: str, strategy: str, start: int, end: int, text: str) -> str:
+    """Stable id: the same slice of the same content always gets the same id."""
+    digest = hashlib.sha1(f"{repo}\0{path}\0{strategy}\0{start}\0{end}\0{text}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _main_unit(units: list[Unit], start: int, end: int) -> tuple[Unit | None, Unit | None]:
+    """(main unit, innermost enclosing unit) of a byte range.
+
+    The main unit is the largest unit inside the range at the level of the range
+    (a method in a piece of its class; not a closure in a piece of its function);
+    a range with none such is a piece of the innermost unit that contains it.
+    """
+    inside = [u for u in units if u.start_byte >= start and u.end_byte <= end]
+    # Units the range overlaps without holding them whole: a piece of a long unit,
+    # or a class header with its fields.
+    containing = [
+        u for u in units if u.start_byte < end and u.end_byte > start and u not in inside
+    ]
+    enclosing = min(containing, key=lambda u: u.end_byte - u.start_byte) if containing else None
+    if enclosing is not None and enclosing.kind not in TYPE_KINDS:
+        return enclosing, enclosing  # closures inside a piece of a function stay its own
+    level = enclosing.qualname if enclosing is not None else None
+    at_level = [u for u in inside if u.parent == level] or ([] if enclosing else inside)
+    if at_level:
+        return max(at_level, key=lambda u: u.end_byte - u.start_byte), enclosing
+    return enclosing, enclosing
+
+
+def _identifiers(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_$][\w$]*", text))
+
+
+def embedding_text(
+    path: str, text: str, parent: Unit | None, imports: tuple[str, ...], header: bool
+) -> str:
+    """The text that is embedded: a short context header, then the code.
+
+    The header names the file, the enclosing class or component by its
+    signature, and the imports the chunk uses: context a bare slice lacks.
+    """
+    if not header:
+        return text
+    lines = [f"// file: {path}"]
+    if parent is not None:
+        lines.append(f"// in: {parent.signature}")
+    if imports:
+        lines.append(f"// uses: {', '.join(imports)}")
+    return "\n".join(lines) + "\n" + text
+
+
+def build_chunks(
+    analysis: FileAnalysis,
+    spans: list[tuple[int, int, int]],
+    *,
+    repo: str,
+    strategy: str,
+    profile: str,
+    context_header: bool,
+) -> list[Chunk]:
+    """Chunks for ``(start_byte, end_byte, exact tokens)`` ranges of one analysed file."""
+    source = analysis.source
+    data = analysis.data
+    path = source.info.path
+    by_qualname = {unit.qualname: unit for unit in analysis.units}
+    error_starts = [a for a, _ in analysis.error_ranges]
+    chunks = []
+    for start, end, token_count in spans:
+        text = data[start:end].decode("utf-8")
+        main, enclosing = _main_unit(analysis.units, start, end)
+        parent_unit = by_qualname.get(main.parent) if main and main.parent else None
+        # A piece of a long unit is read in the context of that unit's signature.
+        context_unit = main if main is not None and main is enclosing else parent_unit
+        used = _identifiers(text)
+        imports = tuple(dict.fromkeys(imp.local for imp in analysis.imports if imp.local in used))
+        first_error = bisect_left(error_starts, end)
+        has_error = any(b > start for a, b in analysis.error_ranges[:first_error])
+        chunks.append(
+            Chunk(
+                id=chunk_id(repo, path, strategy, start, end, text),
+                repo=repo,
+                file=path,
+                language=analysis.language,
+                strategy=strategy,
+                start_line=analysis.line_of(start),
+                end_line=analysis.line_of(max(start, end - 1)),
+                start_byte=start,
+                end_byte=end,
+                token_count=token_count,
+                text=text,
+                embedding_text=embedding_text(path, text, context_unit, imports, context_header),
+                symbol=main.qualname if main else None,
+                symbol_kind=main.kind if main else None,
+                parent=parent_unit.qualname if parent_unit else None,
+                symbols=tuple(u.qualname for u in analysis.units if start <= u.start_byte < end),
+                imports=imports,
+                exported=bool(main and main.exported),
+                profile=profile,
+                has_error=has_error,
+            )
+        )
+    return chunks

