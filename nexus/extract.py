@@ -49,10 +49,10 @@ def _statement_span(node: tree_sitter.Node) -> tree_sitter.Node:
     current = node
     while current.parent is not None and current.parent.type in _BINDING_WRAPPERS:
         parent = current.parent
-        # A declaration with several declarators only spans itself when it has one.
-        if parent.type in ("lexical_declaration", "variable_declaration"):
-            if len(_declarators(parent)) > 1:
-                break
+        # A declaration with several declarators is not one unit's span.
+        declares = parent.type in ("lexical_declaration", "variable_declaration")
+        if declares and len(_declarators(parent)) > 1:
+            break
         current = parent
     return current
 

@@ -10,6 +10,7 @@ from nexus.chunking.base import build_chunks
 from nexus.chunking.lines import line_spans
 from nexus.chunking.profiles import Profile, choose_profile, resolve_profile
 from nexus.config import ChunkConfig
+from nexus.sources import Repository
 from nexus.types import Chunk, SourceFile
 
 
@@ -74,3 +75,15 @@ def chunk_analyses(
     for analysis in analyses:
         chunks.extend(chunk_analysis(analysis, config, repo=repo, custom_profiles=custom_profiles))
     return chunks
+
+
+def chunk_repository(
+    repo: Repository,
+    config: ChunkConfig,
+    *,
+    custom_profiles: dict[str, Profile] | None = None,
+    progress: Callable[[int, str], None] | None = None,
+) -> list[Chunk]:
+    """Chunks of every chunkable file of a repository, in path order."""
+    analyses = analyze_files(repo.source_files(), config.encoding, progress)
+    return chunk_analyses(analyses, config, repo=repo.name, custom_profiles=custom_profiles)

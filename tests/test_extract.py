@@ -21,20 +21,36 @@ CASES = [
         "res.send = function send(body) {\n  return body;\n};\n",
         ("res.send", "function_expression", 1, 3, False),
     ),
-    ("javascript", "module.exports.x = async (a) => a;\n", ("module.exports.x", "arrow", 1, 1, True)),
-    ("javascript", "exports.y = function () {};\n", ("exports.y", "function_expression", 1, 1, True)),
+    (
+        "javascript",
+        "module.exports.x = async (a) => a;\n",
+        ("module.exports.x", "arrow", 1, 1, True),
+    ),
+    (
+        "javascript",
+        "exports.y = function () {};\n",
+        ("exports.y", "function_expression", 1, 1, True),
+    ),
     (
         "javascript",
         "A.prototype.b = function () {};\n",
         ("A.prototype.b", "function_expression", 1, 1, False),
     ),
-    ("javascript", "const o = {\n  k: function () {},\n};\n", ("o.k", "function_expression", 2, 2, False)),
+    (
+        "javascript",
+        "const o = {\n  k: function () {},\n};\n",
+        ("o.k", "function_expression", 2, 2, False),
+    ),
     ("javascript", "const o = {\n  m() {},\n};\n", ("o.m", "method", 2, 2, False)),
     ("javascript", "var f = memoize(function f(a) {});\n", ("f", "wrapped_function", 1, 1, False)),
     ("javascript", "class A {\n  m() {}\n}\n", ("A.m", "method", 2, 2, False)),
     ("javascript", "class A {\n  get v() { return 1; }\n}\n", ("A.v", "getter", 2, 2, False)),
     ("javascript", "class A {\n  set v(x) {}\n}\n", ("A.v", "setter", 2, 2, False)),
-    ("javascript", "class A {\n  constructor() {}\n}\n", ("A.constructor", "constructor", 2, 2, False)),
+    (
+        "javascript",
+        "class A {\n  constructor() {}\n}\n",
+        ("A.constructor", "constructor", 2, 2, False),
+    ),
     ("javascript", "class A {\n  h = () => 1;\n}\n", ("A.h", "arrow", 2, 2, False)),
     ("typescript", "export interface I {\n  a: string;\n}\n", ("I", "interface", 1, 3, True)),
     ("typescript", "type T<X> = X[];\n", ("T", "type", 1, 1, False)),
@@ -62,7 +78,9 @@ def test_each_shape_of_definition_is_a_unit(language, source, expected):
 
 
 def test_nested_function_belongs_to_its_enclosing_unit():
-    units = analyze_text("function outer() {\n  function inner() {}\n}\n", "a.js", "javascript").units
+    units = analyze_text(
+        "function outer() {\n  function inner() {}\n}\n", "a.js", "javascript"
+    ).units
     inner = next(u for u in units if u.name == "inner")
     assert inner.parent == "outer"
     assert inner.qualname == "outer.inner"

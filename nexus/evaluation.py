@@ -1,0 +1,435 @@
+"""Retrieval evaluation: query sets, hit rules, ranks, margins, metrics and rank tables.
+
+The rules and metric names follow the benchmark's scorer (``shared/eval/score.py``), so
+numbers from ``evaluate`` and from scoring ``write_run`` output agree:
+
+* ``overlap50``: the chunk is in the target's file and covers >= 50% of its lines.
+* ``contains``: the chunk covers every line of the target.
+* ``R@k``: share of queries whose first hit is at rank <= k; ``MRR@10``: mean 1/rank
+  within the top 10; ``lines@5``: mean summed line count of the top 5 (context cost).
+
+A *target chunk* is any chunk that satisfies the rule for the query's target. The
+``margin`` of a query is the best target-chunk score minus the best other score:
+positive when the target wins, negative when a wrong chunk outranks it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus.embedding import Embedder
+from nexus.index import Hit, VectorIndex
+from nexus.types import Chunk
+
+RULES = ("overlap50", "contains")
+PRIMARY_RULE = "overlap50"
+KS = (1, 5, 10)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The definition a query should find (lines 1-based, inclusive)."""
+
+    file: str  # relative to the corpus root, as a chunk's ``file``
+    start_line: int
+    end_line: int
+    name: str = ""
+    qualname: str = ""
+    kind: str = ""
+    package: str = ""
+
+    @property
+    def n_lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    query: str
+    target: Target
+    target_id: str = ""
+    variant: str = ""
+
+
+def load_queries(path: str | os.PathLike[str]) -> list[Query]:
+    """Read a query JSONL file (the benchmark format; extra fields are ignored)."""
+    queries = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                queries.append(query_from_dict(json.loads(line)))
+    return queries
+
+
+def query_from_dict(record: dict[str, Any]) -> Query:
+    t = record["target"]
+    target = Target(
+        file=t["file"],
+        start_line=int(t["start_line"]),
+        end_line=int(t["end_line"]),
+        name=t.get("name", ""),
+        qualname=t.get("qualname", ""),
+        kind=t.get("kind", ""),
+        package=t.get("package", ""),
+    )
+    return Query(
+        id=record["id"],
+        query=record["query"],
+        target=target,
+        target_id=record.get("target_id", ""),
+        variant=record.get("variant", ""),
+    )
+
+
+# --- hit rules, ranks, margins -------------------------------------------------------
+
+
+def line_overlap(chunk: Chunk, target: Target) -> int:
+    """How many of the target's lines the chunk covers (0 in another file)."""
+    if chunk.file != target.file:
+        return 0
+    return max(
+        0, min(chunk.end_line, target.end_line) - max(chunk.start_line, target.start_line) + 1
+    )
+
+
+def is_hit(chunk: Chunk, target: Target, rule: str = PRIMARY_RULE) -> bool:
+    """Whether ``chunk`` counts as finding ``target`` under ``rule``."""
+    overlap = line_overlap(chunk, target)
+    if rule == "overlap50":
+        return overlap > 0 and 2 * overlap >= target.n_lines
+    if rule == "contains":
+        return overlap == target.n_lines
+    raise ValueError(f"unknown hit rule {rule!r}; known: {RULES}")
+
+
+def rank_of_target(hits: Sequence[Hit], target: Target, rule: str = PRIMARY_RULE) -> int | None:
+    """Rank of the first hit that satisfies ``rule``, or None if none does."""
+    return next((h.rank for h in hits if is_hit(h.chunk, target, rule)), None)
+
+
+def target_mask(chunks: Sequence[Chunk], target: Target, rule: str = PRIMARY_RULE) -> np.ndarray:
+    """Boolean array: which chunks are target chunks."""
+    return np.fromiter((is_hit(c, target, rule) for c in chunks), dtype=bool, count=len(chunks))
+
+
+def margin(scores: np.ndarray, mask: np.ndarray) -> float | None:
+    """Best target score minus best non-target score (None if either side is empty)."""
+    if not mask.any() or mask.all():
+        return None
+    return float(scores[mask].max() - scores[~mask].max())
+
+
+def full_rank(scores: np.ndarray, mask: np.ndarray) -> int | None:
+    """Rank of the best target chunk over the whole index (beyond any top k)."""
+    if not mask.any():
+        return None
+    best = scores[mask].max()
+    return int((scores[~mask] > best).sum()) + 1
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    """How one query fared on one index (rank/score/margin under the primary rule).
+
+    ``rank`` counts within the top k (None = not found there); ``full_rank`` is the
+    target's rank over the whole index, None only if no chunk satisfies the rule.
+    ``score`` is the best target chunk's cosine, ``top_score`` the best overall.
+    """
+
+    hits: tuple[Hit, ...]
+    rank: int | None
+    score: float | None
+    margin: float | None
+    full_rank: int | None
+    top_score: float | None
+    ranks: dict[str, int | None] = field(default_factory=dict)  # per rule, within top k
+
+
+def score_query(
+    index: VectorIndex,
+    query_vec: np.ndarray,
+    target: Target | None = None,
+    k: int = 10,
+    rule: str = PRIMARY_RULE,
+    exact: bool = True,
+) -> QueryOutcome:
+    """Search ``index`` and, given a target, locate it among the results."""
+    hits = tuple(index.search(query_vec, k, exact=exact))
+    top = hits[0].score if hits else None
+    if target is None:
+        return QueryOutcome(hits, None, None, None, None, top)
+    scores = index.all_scores(query_vec)
+    mask = target_mask(index.chunks, target, rule)
+    return QueryOutcome(
+        hits=hits,
+        rank=rank_of_target(hits, target, rule),
+        score=float(scores[mask].max()) if mask.any() else None,
+        margin=margin(scores, mask),
+        full_rank=full_rank(scores, mask),
+        top_score=top,
+        ranks={r: rank_of_target(hits, target, r) for r in RULES},
+    )
+
+
+# --- reports -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """One query's result on one index."""
+
+    query: Query
+    outcome: QueryOutcome
+
+    @property
+    def id(self) -> str:
+        return self.query.id
+
+    @property
+    def variant(self) -> str:
+        return self.query.variant
+
+    @property
+    def rank(self) -> int | None:
+        return self.outcome.rank
+
+    @property
+    def score(self) -> float | None:
+        return self.outcome.score
+
+    @property
+    def margin(self) -> float | None:
+        return self.outcome.margin
+
+    def lines_at(self, k: int = 5) -> int:
+        return sum(h.chunk.n_lines for h in self.outcome.hits[:k])
+
+    def to_dict(self) -> dict[str, Any]:
+        o = self.outcome
+        return {
+            "id": self.id,
+            "variant": self.variant,
+            "query": self.query.query,
+            "rank": o.rank,
+            "ranks": o.ranks,
+            "full_rank": o.full_rank,
+            "score": o.score,
+            "margin": o.margin,
+            "top_score": o.top_score,
+            "lines@5": self.lines_at(5),
+            "top": [h.chunk.id for h in o.hits],
+        }
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Per-query rows and metrics (``metrics[group][name]``, groups as in ``aggregate``)."""
+
+    rows: tuple[QueryRow, ...]
+    metrics: dict[str, dict[str, float]]
+    model: str = ""
+    k: int = 10
+    label: str = ""
+
+    def metric(self, variant: str, name: str, rule: str = PRIMARY_RULE) -> float:
+        key = name if name in ("n", "lines@5") else f"{rule}:{name}"
+        return self.metrics[variant][key]
+
+
+def aggregate(rows: Iterable[QueryRow], ks: Sequence[int] = KS) -> dict[str, dict[str, float]]:
+    """Metrics per group: each variant, ``variant|package``, and ``all``.
+
+    Keys: ``n``, ``<rule>:R@<k>``, ``<rule>:MRR@10``, ``lines@5`` (score.py's names).
+    """
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for row in rows:
+        groups = ["all", row.variant or "-"]
+        if row.query.target.package:
+            groups.append(f"{row.variant or '-'}|{row.query.target.package}")
+        for group in groups:
+            acc = sums[group]
+            acc["n"] += 1
+            for rule in RULES:
+                first = row.outcome.ranks.get(rule)
+                for k in ks:
+                    acc[f"{rule}:R@{k}"] += 1.0 if first is not None and first <= k else 0.0
+                acc[f"{rule}:MRR@10"] += 1.0 / first if first is not None and first <= 10 else 0.0
+            acc["lines@5"] += row.lines_at(5)
+    out: dict[str, dict[str, float]] = {}
+    for group, acc in sums.items():
+        n = acc["n"]
+        out[group] = {key: (n if key == "n" else value / n) for key, value in acc.items()}
+    return out
+
+
+def evaluate(
+    queries: Sequence[Query],
+    index: VectorIndex,
+    embedder: Embedder,
+    k: int = 10,
+    rule: str = PRIMARY_RULE,
+    exact: bool = True,
+    label: str = "",
+    progress: Callable[[int, int], None] | None = None,
+    query_vectors: np.ndarray | None = None,
+) -> EvalReport:
+    """Run every query against ``index`` and score it.
+
+    The queries are embedded with ``embedder``, which must be the one that built the
+    index (same name): a mismatch raises ``ValueError`` rather than give noise.
+    ``query_vectors`` (one row per query, from the same embedder) skips the embedding.
+    """
+    if index.model and embedder.name != index.model:
+        raise ValueError(
+            f"the index was built with {index.model!r} but queries would be embedded "
+            f"with {embedder.name!r}; use the same embedder for both"
+        )
+    if query_vectors is None:
+        query_vectors = embedder.encode([q.query for q in queries], progress)
+    rows = tuple(
+        QueryRow(q, score_query(index, vec, q.target, k, rule, exact))
+        for q, vec in zip(queries, query_vectors, strict=True)
+    )
+    return EvalReport(rows, aggregate(rows), model=embedder.name, k=k, label=label)
+
+
+def write_run(report: EvalReport, path: str | os.PathLike[str]) -> None:
+    """Write the ranked results in the scorer's run format (``score.py --results``)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for row in report.rows:
+            results = [
+                {
+                    "file": h.chunk.file,
+                    "start_line": h.chunk.start_line,
+                    "end_line": h.chunk.end_line,
+                }
+                for h in row.outcome.hits
+            ]
+            f.write(json.dumps({"id": row.id, "results": results}) + "\n")
+
+
+# --- comparing two indexes -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The same queries on a baseline index and a candidate index."""
+
+    baseline: EvalReport
+    candidate: EvalReport
+
+    def pairs(self) -> list[tuple[QueryRow, QueryRow]]:
+        return list(zip(self.baseline.rows, self.candidate.rows, strict=True))
+
+
+def compare(
+    queries: Sequence[Query],
+    baseline: VectorIndex,
+    candidate: VectorIndex,
+    embedder: Embedder,
+    k: int = 10,
+    labels: tuple[str, str] = ("line-based", "AST"),
+) -> Comparison:
+    """Evaluate both indexes on ``queries`` (embedded once)."""
+    vectors = embedder.encode([q.query for q in queries])
+    return Comparison(
+        evaluate(queries, baseline, embedder, k, label=labels[0], query_vectors=vectors),
+        evaluate(queries, candidate, embedder, k, label=labels[1], query_vectors=vectors),
+    )
+
+
+# --- tables --------------------------------------------------------------------------
+
+Table = tuple[list[str], list[list[str]]]
+
+
+def _rank_cell(row: QueryRow, k: int) -> str:
+    o = row.outcome
+    if o.score is None:
+        return "no target chunk"
+    rank = str(o.rank) if o.rank is not None else f">{k} ({o.full_rank})"
+    return f"{rank} ({o.score:.3f})"
+
+
+def comparison_table(comparison: Comparison, variant: str | None = None) -> Table:
+    """Rows ``query | <baseline> rank (score) | <candidate> rank (score) | margin change``.
+
+    A rank beyond the top k shows as ``>10 (37)``: 37 is its rank over the whole index.
+    """
+    b, c = comparison.baseline, comparison.candidate
+    headers = ["query", "variant", f"{b.label or 'baseline'} rank (score)"]
+    headers += [f"{c.label or 'candidate'} rank (score)", "Δ margin"]
+    rows = []
+    for rb, rc in comparison.pairs():
+        if variant is not None and rb.variant != variant:
+            continue
+        delta = ""
+        if rb.margin is not None and rc.margin is not None:
+            delta = f"{rc.margin - rb.margin:+.3f}"
+        rows.append([rb.query.query, rb.variant, _rank_cell(rb, b.k), _rank_cell(rc, c.k), delta])
+    return headers, rows
+
+
+def metrics_table(*reports: EvalReport, rule: str = PRIMARY_RULE) -> Table:
+    """One row per report and variant: n, R@1/5/10, MRR@10, lines@5."""
+    headers = ["index", "variant", "n", "R@1", "R@5", "R@10", "MRR@10", "lines@5"]
+    rows = []
+    for report in reports:
+        for group in sorted(g for g in report.metrics if "|" not in g):
+            m = report.metrics[group]
+            rows.append(
+                [report.label, group, str(int(m["n"]))]
+                + [f"{m[f'{rule}:{name}']:.3f}" for name in ("R@1", "R@5", "R@10", "MRR@10")]
+                + [f"{m['lines@5']:.1f}"]
+            )
+    return headers, rows
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(table: Table) -> str:
+    """A GitHub-flavoured markdown table."""
+    headers, rows = table
+    lines = ["| " + " | ".join(_cell(h) for h in headers) + " |"]
+    lines.append("|" + "---|" * len(headers))
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_text(table: Table, max_width: int = 60) -> str:
+    """A plain-text table with aligned columns; cells longer than ``max_width`` are cut."""
+    headers, rows = table
+
+    def cut(text: str) -> str:
+        text = text.replace("\n", " ")
+        return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+    grid = [[cut(c) for c in headers]] + [[cut(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in grid) for i in range(len(headers))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in grid]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out) + "\n"
+
+
+def save_report(report: EvalReport, path: str | os.PathLike[str]) -> None:
+    """Write metrics and per-query rows as JSON (no chunk text)."""
+    data = {
+        "label": report.label,
+        "model": report.model,
+        "k": report.k,
+        "metrics": report.metrics,
+        "rows": [row.to_dict() for row in report.rows],
+    }
+    Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

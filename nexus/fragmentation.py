@@ -1,0 +1,76 @@
+"""How chunks treat units: intact, split into pieces, or diluted by unrelated code.
+
+This is the measurement behind the claim that line windows cut functions in half
+and pad the rest; the compare page and the chunking benchmark both use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from statistics import mean
+
+from nexus.types import Chunk, Unit
+
+
+@dataclass(frozen=True)
+class UnitFate:
+    """What the chunks of a file did to one unit."""
+
+    unit: Unit
+    pieces: int  # chunks holding part of the unit (1 when intact)
+    intact: bool  # one chunk holds the whole unit
+    dilution: float  # share of that chunk's lines that are the unit's own (1.0 = pure)
+
+    @property
+    def status(self) -> str:
+        return "intact" if self.intact else f"split in {self.pieces}"
+
+
+@dataclass(frozen=True)
+class FragmentationSummary:
+    """Totals over a set of unit fates (a file, or a whole repository)."""
+
+    units: int
+    intact: int
+    split: int
+    mean_pieces_when_split: float
+    mean_dilution: float
+
+    @property
+    def intact_share(self) -> float:
+        return self.intact / self.units if self.units else 1.0
+
+
+def unit_fates(units: Iterable[Unit], chunks: list[Chunk]) -> list[UnitFate]:
+    """Fate of each unit under the chunks of the same file (chunks may overlap)."""
+    fates = []
+    for unit in units:
+        holding = [
+            c for c in chunks if c.start_byte < unit.end_byte and c.end_byte > unit.start_byte
+        ]
+        whole = [
+            c for c in holding if c.start_byte <= unit.start_byte and c.end_byte >= unit.end_byte
+        ]
+        if whole:
+            best = min(whole, key=lambda c: c.n_lines)
+            fates.append(UnitFate(unit, 1, True, min(1.0, unit.n_lines / best.n_lines)))
+            continue
+        shares = []
+        for chunk in holding:
+            own = min(chunk.end_line, unit.end_line) - max(chunk.start_line, unit.start_line) + 1
+            shares.append(min(1.0, max(own, 0) / chunk.n_lines))
+        fates.append(UnitFate(unit, len(holding), False, mean(shares) if shares else 0.0))
+    return fates
+
+
+def summarize(fates: list[UnitFate]) -> FragmentationSummary:
+    """Counts and means over fates."""
+    split = [f for f in fates if not f.intact]
+    return FragmentationSummary(
+        units=len(fates),
+        intact=len(fates) - len(split),
+        split=len(split),
+        mean_pieces_when_split=mean(f.pieces for f in split) if split else 0.0,
+        mean_dilution=mean(f.dilution for f in fates) if fates else 1.0,
+    )

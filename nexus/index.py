@@ -1,0 +1,230 @@
+"""A cosine vector index over chunks: usearch for search, numpy for exact scores.
+
+usearch keys are integers; ``VectorIndex`` owns the table from key to ``Chunk``
+(key = position in ``chunks``). It also keeps the normalised vectors as a numpy
+matrix, which gives ``all_scores`` (one cosine per chunk, for charts and margins)
+and lets tests check usearch against brute force.
+
+On disk (``save`` / ``load``), a folder holds::
+
+    manifest.json   format, embedder name, dim, count, file names
+    chunks.jsonl    one ``Chunk.to_dict()`` per line, in key order
+    vectors.npy     float32 (count, dim), L2-normalised rows, in key order
+    index.usearch   the usearch graph
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from usearch.index import Index
+
+from nexus.embedding import Embedder, Progress
+from nexus.types import Chunk
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: ``score`` is the cosine similarity (higher is better), rank 1 is best."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+
+
+def chunk_embedding_text(chunk: Chunk) -> str:
+    """What gets embedded for a chunk: its ``embedding_text``, else its source text."""
+    return chunk.embedding_text or chunk.text
+
+
+def chunk_from_dict(record: dict[str, Any]) -> Chunk:
+    """Inverse of ``Chunk.to_dict``."""
+    data = dict(record)
+    data["symbols"] = tuple(data.get("symbols", ()))
+    data["imports"] = tuple(data.get("imports", ()))
+    return Chunk(**data)
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class VectorIndex:
+    """Chunks and their vectors, searchable by cosine similarity.
+
+    Args:
+        dim: vector length.
+        model: name of the embedder that made the vectors (checked by callers, saved).
+    """
+
+    def __init__(self, dim: int, model: str = "") -> None:
+        if dim < 1:
+            raise ValueError(f"dim must be positive, got {dim}")
+        self.dim = dim
+        self.model = model
+        self._index = Index(ndim=dim, metric="cos", dtype="f32")
+        self._chunks: list[Chunk] = []
+        self._key_of: dict[str, int] = {}
+        self._vectors = np.zeros((0, dim), dtype=np.float32)
+
+    # -- building ---------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, chunks: Sequence[Chunk], embeddings: np.ndarray, model: str = "") -> VectorIndex:
+        """An index of ``chunks`` with their ``embeddings`` (one row per chunk)."""
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        if embeddings.ndim != 2:
+            raise ValueError(f"embeddings must be a 2-D array, got shape {embeddings.shape}")
+        index = cls(embeddings.shape[1], model)
+        index.add(chunks, embeddings)
+        return index
+
+    @classmethod
+    def from_chunks(
+        cls, chunks: Sequence[Chunk], embedder: Embedder, progress: Progress | None = None
+    ) -> VectorIndex:
+        """Embed ``chunks`` (their ``embedding_text``) and index them."""
+        vectors = embedder.encode([chunk_embedding_text(c) for c in chunks], progress)
+        if len(chunks) == 0:
+            return cls(embedder.dim, embedder.name)
+        return cls.build(chunks, vectors, embedder.name)
+
+    def add(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
+        """Append chunks; their ids must be new to the index."""
+        embeddings = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
+        if len(chunks) != embeddings.shape[0]:
+            raise ValueError(f"{len(chunks)} chunks but {embeddings.shape[0]} embeddings")
+        ids = [c.id for c in chunks]
+        clash = [i for i in ids if i in self._key_of]
+        if clash or len(set(ids)) != len(ids):
+            dup = clash[0] if clash else next(i for i in ids if ids.count(i) > 1)
+            raise ValueError(f"chunk id {dup!r} is already in the index; ids must be unique")
+        if not chunks:
+            return
+        first = len(self._chunks)
+        keys = np.arange(first, first + len(chunks), dtype=np.uint64)
+        vectors = _normalise(embeddings)
+        self._index.add(keys, vectors)
+        self._chunks.extend(chunks)
+        self._key_of.update({cid: first + i for i, cid in enumerate(ids)})
+        self._vectors = np.concatenate([self._vectors, vectors])
+
+    # -- the key table ----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """All chunks in key order (key = position)."""
+        return tuple(self._chunks)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The normalised vectors in key order (read-only view)."""
+        view = self._vectors.view()
+        view.flags.writeable = False
+        return view
+
+    def key_of(self, chunk_id: str) -> int:
+        return self._key_of[chunk_id]
+
+    def chunk(self, key: int) -> Chunk:
+        return self._chunks[key]
+
+    # -- querying ---------------------------------------------------------------------
+
+    def search(self, query_vec: np.ndarray, k: int = 10, exact: bool = False) -> list[Hit]:
+        """The ``k`` chunks most similar to ``query_vec``, best first.
+
+        ``exact=True`` makes usearch scan every vector (ground truth); otherwise the
+        HNSW graph is walked, which on a few thousand chunks is nearly always exact too.
+        """
+        k = min(k, len(self._chunks))
+        if k <= 0:
+            return []
+        query = _normalise(np.asarray(query_vec, dtype=np.float32).reshape(self.dim))
+        matches = self._index.search(query, k, exact=exact)
+        return [
+            Hit(chunk=self._chunks[int(key)], score=float(1.0 - dist), rank=rank)
+            for rank, (key, dist) in enumerate(
+                zip(matches.keys, matches.distances, strict=True), start=1
+            )
+        ]
+
+    def all_scores(self, query_vec: np.ndarray) -> np.ndarray:
+        """Cosine similarity of ``query_vec`` with every chunk, in key order (float32)."""
+        query = _normalise(np.asarray(query_vec, dtype=np.float32).reshape(self.dim))
+        return self._vectors @ query
+
+    # -- persistence ------------------------------------------------------------------
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write the index to ``folder`` (created if needed); returns the folder."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "chunks.jsonl", "w", encoding="utf-8") as f:
+            for chunk in self._chunks:
+                f.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
+        np.save(folder / "vectors.npy", self._vectors)
+        self._index.save(str(folder / "index.usearch"))
+        manifest = {
+            "format": FORMAT_VERSION,
+            "model": self.model,
+            "dim": self.dim,
+            "count": len(self._chunks),
+            "metric": "cos",
+            "dtype": "f32",
+            "files": {"chunks": "chunks.jsonl", "vectors": "vectors.npy", "index": "index.usearch"},
+        }
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str]) -> VectorIndex:
+        """Read an index written by ``save``."""
+        folder = Path(folder)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        if manifest.get("format") != FORMAT_VERSION:
+            raise ValueError(
+                f"{folder} holds index format {manifest.get('format')!r}; "
+                f"this Nexus reads format {FORMAT_VERSION}: rebuild the index"
+            )
+        files = manifest["files"]
+        index = cls(int(manifest["dim"]), manifest.get("model", ""))
+        with open(folder / files["chunks"], encoding="utf-8") as f:
+            index._chunks = [chunk_from_dict(json.loads(line)) for line in f if line.strip()]
+        index._key_of = {c.id: i for i, c in enumerate(index._chunks)}
+        index._vectors = np.load(folder / files["vectors"]).astype(np.float32, copy=False)
+        index._index.load(str(folder / files["index"]))
+        counts = {len(index._chunks), index._vectors.shape[0], len(index._index)}
+        if counts != {int(manifest["count"])}:
+            raise ValueError(f"{folder} is inconsistent: chunks, vectors and index differ in size")
+        return index
+
+
+def build_indexes(
+    chunk_lists: Iterable[Sequence[Chunk]], embedder: Embedder, progress: Progress | None = None
+) -> list[VectorIndex]:
+    """Index several chunk lists with one ``encode`` call (one progress bar, one batch plan)."""
+    lists = [list(c) for c in chunk_lists]
+    texts = [chunk_embedding_text(c) for chunks in lists for c in chunks]
+    vectors = embedder.encode(texts, progress)
+    out, start = [], 0
+    for chunks in lists:
+        part = vectors[start : start + len(chunks)]
+        start += len(chunks)
+        index = VectorIndex(embedder.dim, embedder.name)
+        index.add(chunks, part)
+        out.append(index)
+    return out

@@ -1,0 +1,71 @@
+"""Side-by-side search: one query against a line-based and an AST index at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, Progress
+from nexus.evaluation import PRIMARY_RULE, QueryOutcome, Target, score_query
+from nexus.index import VectorIndex, build_indexes
+from nexus.types import Chunk
+
+
+@dataclass(frozen=True)
+class SideBySideResult:
+    """Both indexes' answers to one query (``outcome.rank`` etc. are None without a target)."""
+
+    query: str
+    lines: QueryOutcome
+    ast: QueryOutcome
+
+
+class SideBySide:
+    """Two indexes (line-based and AST) over the same repository, queried together.
+
+    Args:
+        line_chunks, ast_chunks: the two chunkings.
+        embedder: embeds chunks and queries; wrapped in a ``CachedEmbedder`` when
+            ``cache`` is given (unchanged chunks are then never embedded twice).
+        progress: ``progress(done, total)`` while the chunks are embedded.
+    """
+
+    def __init__(
+        self,
+        line_chunks: Sequence[Chunk],
+        ast_chunks: Sequence[Chunk],
+        embedder: Embedder,
+        cache: EmbeddingCache | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        if cache is not None and not isinstance(embedder, CachedEmbedder):
+            embedder = CachedEmbedder(embedder, cache)
+        self.embedder = embedder
+        self.lines_index, self.ast_index = build_indexes(
+            [line_chunks, ast_chunks], embedder, progress
+        )
+
+    @classmethod
+    def from_indexes(
+        cls, lines_index: VectorIndex, ast_index: VectorIndex, embedder: Embedder
+    ) -> SideBySide:
+        """Wrap two ready indexes (e.g. loaded from disk)."""
+        self = cls.__new__(cls)
+        self.embedder, self.lines_index, self.ast_index = embedder, lines_index, ast_index
+        return self
+
+    def query(
+        self,
+        text: str,
+        k: int = 10,
+        target: Target | None = None,
+        rule: str = PRIMARY_RULE,
+        exact: bool = True,
+    ) -> SideBySideResult:
+        """Top ``k`` of both indexes; with a target, its rank, score and margin in each."""
+        vec = self.embedder.encode([text])[0]
+        return SideBySideResult(
+            query=text,
+            lines=score_query(self.lines_index, vec, target, k, rule, exact),
+            ast=score_query(self.ast_index, vec, target, k, rule, exact),
+        )

@@ -1,0 +1,14 @@
+export { StripeClient, loadStripeConfig } from "./clients/stripe";
+export { Injectable, Retry, Log, resolve } from "./decorators";
+export { PaymentError } from "./errors";
+export * from "./models/customer";
+export * from "./models/invoice";
+export * from "./models/payment";
+export * from "./models/subscription";
+export { BaseRepository, InMemoryRepository } from "./repositories/baseRepository";
+export { PaymentRepository } from "./repositories/paymentRepository";
+export { InvoiceService, computeTotals } from "./services/invoice";
+export { PaymentService } from "./services/payment";
+export { RefundService } from "./services/refund";
+export * from "./types/result";
+export * from "./utils/money";

@@ -1,0 +1,145 @@
+"""Identifier splitting, the embedding cache, and (marked ``model``) the real model."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from nexus.embedding import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    IdentifierSplitter,
+    ModelUnavailableError,
+    SentenceTransformerEmbedder,
+    identifier_words,
+    split_identifiers,
+)
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words vectors; records every text it was asked to embed."""
+
+    name = "fake-bow"
+    dim = 64
+    max_seq_length = 16
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1
+            out[i, 0] += 1e-3  # never the zero vector
+        out /= np.linalg.norm(out, axis=1, keepdims=True)
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return out
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        return [len(t.split()) + 2 for t in texts]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("createSubscription", "createSubscription create subscription"),
+        ("snake_case_name", "snake_case_name snake case name"),
+        ("XMLHttpRequest", "XMLHttpRequest xml http request"),
+        ("parseHTTPResponse", "parseHTTPResponse parse http response"),
+        ("QueryCache.clear", "QueryCache query cache.clear"),
+        ("base64Encode(x)", "base64Encode base 64 encode(x)"),
+        ("MAX_RETRIES", "MAX_RETRIES max retries"),
+        ("send lazyrouter x", "send lazyrouter x"),  # one-word identifiers stay alone
+        ("_private", "_private"),
+        ("getUser(); getUser()", "getUser get user(); getUser()"),  # first occurrence only
+        ("", ""),
+    ],
+)
+def test_split_identifiers(text: str, expected: str) -> None:
+    assert split_identifiers(text) == expected
+
+
+def test_identifier_words() -> None:
+    assert identifier_words("getQueryData") == ["get", "query", "data"]
+    assert identifier_words("$digest") == ["digest"]
+
+
+def test_fake_embedder_satisfies_protocol() -> None:
+    assert isinstance(FakeEmbedder(), Embedder)
+
+
+def test_cache_hits_and_misses(tmp_path) -> None:
+    fake = FakeEmbedder()
+    cached = CachedEmbedder(fake, EmbeddingCache(tmp_path))
+    first = cached.encode(["alpha beta", "gamma", "alpha beta"])
+    assert fake.calls == [["alpha beta", "gamma"]]  # the repeat is embedded once
+    assert (cached.last_hits, cached.last_misses) == (0, 2)
+
+    seen: list[tuple[int, int]] = []
+    second = cached.encode(
+        ["gamma", "delta", "alpha beta"], progress=lambda d, n: seen.append((d, n))
+    )
+    assert fake.calls[-1] == ["delta"]
+    assert (cached.last_hits, cached.last_misses) == (2, 1)
+    assert (cached.hits, cached.misses) == (2, 3)
+    assert seen[0] == (2, 3) and seen[-1] == (3, 3)
+    np.testing.assert_array_equal(second[0], first[1])
+    np.testing.assert_array_equal(second[2], first[0])
+    assert second.dtype == np.float32 and second.shape == (3, 64)
+
+    # A fresh cache object on the same folder sees the stored vectors.
+    again = CachedEmbedder(FakeEmbedder(), EmbeddingCache(tmp_path))
+    np.testing.assert_array_equal(again.encode(["delta"]), second[1:2])
+    assert (again.hits, again.misses) == (1, 0)
+
+
+def test_cache_is_keyed_by_model_name(tmp_path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    CachedEmbedder(FakeEmbedder(), cache).encode(["same text"])
+    split = CachedEmbedder(IdentifierSplitter(FakeEmbedder()), cache)
+    split.encode(["same text"])
+    assert split.last_misses == 1
+    assert cache.count() == 2 and cache.count("fake-bow") == 1
+
+
+def test_cache_empty_input(tmp_path) -> None:
+    out = CachedEmbedder(FakeEmbedder(), EmbeddingCache(tmp_path)).encode([])
+    assert out.shape == (0, 64)
+
+
+def test_splitter_transforms_texts_and_renames() -> None:
+    fake = FakeEmbedder()
+    split = IdentifierSplitter(fake)
+    split.encode(["getUser"])
+    assert fake.calls == [["getUser get user"]]
+    assert split.name == "fake-bow+split-ids"
+    assert split.count_wordpieces(["getUser"]) == [5]
+
+
+def test_missing_model_folder_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ModelUnavailableError, match="no embedding model found"):
+        SentenceTransformerEmbedder(tmp_path / "nope")
+
+
+@pytest.mark.model
+def test_real_model_ranks_relevant_text_first(real_embedder) -> None:
+    docs = [
+        "function createSubscription(plan, user) { return billing.subscribe(user.id, plan); }",
+        "export function parseCookies(header) { return header.split(';').map(trim); }",
+        "class Router { route(path) { this.stack.push(new Layer(path)); } }",
+    ]
+    vecs = real_embedder.encode(docs)
+    assert vecs.shape == (3, real_embedder.dim) and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    query = real_embedder.encode(["parse the cookie header of a request"])[0]
+    assert int(np.argmax(vecs @ query)) == 1
+    counts = real_embedder.count_wordpieces(["hello world", "word " * 400])
+    assert counts[0] == 4 and counts[1] > real_embedder.max_seq_length == 256

@@ -1,0 +1,252 @@
+"""Hit rules, ranks, margins and metrics on hand-made chunks with exact expected numbers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nexus.evaluation import (
+    Query,
+    Target,
+    compare,
+    comparison_table,
+    evaluate,
+    full_rank,
+    is_hit,
+    load_queries,
+    margin,
+    metrics_table,
+    rank_of_target,
+    render_markdown,
+    render_text,
+    target_mask,
+    write_run,
+)
+from nexus.index import Hit, VectorIndex
+from nexus.search import SideBySide
+from nexus.types import Chunk
+
+SCORER = Path("/work/shared/eval/score.py")
+
+
+def make_chunk(cid: str, file: str, start: int, end: int) -> Chunk:
+    return Chunk(
+        id=cid,
+        repo="demo",
+        file=file,
+        language="javascript",
+        strategy="lines",
+        start_line=start,
+        end_line=end,
+        start_byte=0,
+        end_byte=1,
+        token_count=1,
+        text="x",
+        embedding_text="x",
+    )
+
+
+# a.js: c1 1-10, c2 11-30, c3 31-40; b.js: c4 1-20. Chunk i has unit vector e_i.
+CHUNKS = [
+    make_chunk("c1", "a.js", 1, 10),
+    make_chunk("c2", "a.js", 11, 30),
+    make_chunk("c3", "a.js", 31, 40),
+    make_chunk("c4", "b.js", 1, 20),
+]
+T_INSIDE_C2 = Target("a.js", 12, 20)  # 9 lines, inside c2
+T_STRADDLE = Target("a.js", 8, 13)  # 6 lines: 3 in c1, 3 in c2 -> overlap50 both, contains none
+T_TOO_BIG = Target("b.js", 5, 50)  # 46 lines: c4 covers 16 -> no hit
+QUERY_VECS = {
+    "q1": np.array([0.1, 0.9, 0.3, 0.2]),  # c2, c3, c4, c1
+    "q2": np.array([0.2, 0.5, 0.1, 0.8]),  # c4, c2, c1, c3
+    "q3": np.array([0.4, 0.3, 0.2, 0.1]),  # c1, c2, c3, c4
+}
+QUERIES = [
+    Query("q1", "q1", T_INSIDE_C2, "t1", "doc"),
+    Query("q2", "q2", T_STRADDLE, "t2", "doc"),
+    Query("q3", "q3", T_TOO_BIG, "t3", "name"),
+]
+
+
+class TableEmbedder:
+    """Maps each query text to a fixed vector, any other text to (1, 1, 1, 1)."""
+
+    name = "table"
+    dim = 4
+    max_seq_length = 256
+
+    def encode(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        vecs = np.array([QUERY_VECS.get(t, np.ones(4)) for t in texts])
+        return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        return [1 for _ in texts]
+
+
+@pytest.fixture
+def index() -> VectorIndex:
+    return VectorIndex.build(CHUNKS, np.eye(4), model="table")
+
+
+@pytest.mark.parametrize(
+    ("chunk", "target", "overlap50", "contains"),
+    [
+        (CHUNKS[1], T_INSIDE_C2, True, True),
+        (CHUNKS[0], T_STRADDLE, True, False),  # exactly half: 2*3 >= 6
+        (CHUNKS[1], T_STRADDLE, True, False),
+        (CHUNKS[3], T_TOO_BIG, False, False),
+        (make_chunk("x", "a.js", 1, 2), T_STRADDLE, False, False),  # no overlap
+        (make_chunk("x", "a.js", 10, 12), Target("a.js", 8, 12), True, False),  # 3 of 5
+        (make_chunk("x", "a.js", 11, 12), Target("a.js", 8, 12), False, False),  # 2 of 5
+        (make_chunk("x", "b.js", 1, 40), T_INSIDE_C2, False, False),  # other file
+        (make_chunk("x", "a.js", 12, 20), T_INSIDE_C2, True, True),  # exact span
+    ],
+)
+def test_hit_rules(chunk: Chunk, target: Target, overlap50: bool, contains: bool) -> None:
+    assert is_hit(chunk, target, "overlap50") is overlap50
+    assert is_hit(chunk, target, "contains") is contains
+
+
+def test_unknown_rule() -> None:
+    with pytest.raises(ValueError, match="unknown hit rule"):
+        is_hit(CHUNKS[0], T_STRADDLE, "touches")
+
+
+def test_rank_of_target() -> None:
+    hits = [Hit(CHUNKS[3], 0.9, 1), Hit(CHUNKS[1], 0.8, 2), Hit(CHUNKS[0], 0.7, 3)]
+    assert rank_of_target(hits, T_STRADDLE, "overlap50") == 2
+    assert rank_of_target(hits, T_STRADDLE, "contains") is None
+    assert rank_of_target(hits, T_INSIDE_C2, "contains") == 2
+    assert rank_of_target([], T_INSIDE_C2) is None
+
+
+def test_margin_sign_and_full_rank() -> None:
+    scores = np.array([0.2, 0.7, 0.5, 0.9], dtype=np.float32)
+    mask = target_mask(CHUNKS, T_INSIDE_C2)  # only c2
+    assert mask.tolist() == [False, True, False, False]
+    assert margin(scores, mask) == pytest.approx(0.7 - 0.9)  # c4 outranks the target
+    assert full_rank(scores, mask) == 2
+    winning = np.array([0.2, 0.95, 0.5, 0.9], dtype=np.float32)
+    assert margin(winning, mask) == pytest.approx(0.05)
+    assert full_rank(winning, mask) == 1
+    none = target_mask(CHUNKS, T_TOO_BIG)
+    assert margin(scores, none) is None and full_rank(scores, none) is None
+
+
+def test_evaluate_metrics_exact(index: VectorIndex) -> None:
+    report = evaluate(QUERIES, index, TableEmbedder(), k=10, label="lines")
+    assert [r.rank for r in report.rows] == [1, 2, None]
+    assert [r.outcome.ranks["contains"] for r in report.rows] == [1, None, None]
+    q1, q2, q3 = report.rows
+    n1, n2 = np.linalg.norm(QUERY_VECS["q1"]), np.linalg.norm(QUERY_VECS["q2"])
+    assert q1.score == pytest.approx(0.9 / n1, abs=1e-6)
+    assert q1.margin == pytest.approx((0.9 - 0.3) / n1, abs=1e-6)
+    # q2: best target chunk is c2 (0.5), c1 also a target; best non-target c4 (0.8).
+    assert q2.score == pytest.approx(0.5 / n2, abs=1e-6)
+    assert q2.margin == pytest.approx((0.5 - 0.8) / n2, abs=1e-6)
+    assert q2.outcome.full_rank == 2
+    assert q3.score is None and q3.margin is None
+
+    doc = report.metrics["doc"]
+    assert doc["n"] == 2
+    assert doc["overlap50:R@1"] == pytest.approx(0.5)
+    assert doc["overlap50:R@5"] == pytest.approx(1.0)
+    assert doc["overlap50:MRR@10"] == pytest.approx(0.75)
+    assert doc["contains:R@10"] == pytest.approx(0.5)
+    assert doc["contains:MRR@10"] == pytest.approx(0.5)
+    assert doc["lines@5"] == pytest.approx(60.0)  # all 4 chunks: 10+20+10+20
+    allm = report.metrics["all"]
+    assert allm["n"] == 3
+    assert allm["overlap50:R@1"] == pytest.approx(1 / 3)
+    assert allm["overlap50:MRR@10"] == pytest.approx(0.5)
+    assert report.metric("name", "R@10") == 0.0
+
+
+def test_top_k_limits_rank_and_lines(index: VectorIndex) -> None:
+    report = evaluate(QUERIES, index, TableEmbedder(), k=1)
+    assert [r.rank for r in report.rows] == [1, None, None]
+    assert report.rows[1].outcome.full_rank == 2  # still known beyond k
+    assert [r.lines_at(5) for r in report.rows] == [20, 20, 10]
+
+
+def test_evaluate_refuses_other_model(index: VectorIndex) -> None:
+    other = TableEmbedder()
+    other.name = "other"
+    with pytest.raises(ValueError, match="same embedder"):
+        evaluate(QUERIES, index, other)
+
+
+def test_compare_table(index: VectorIndex) -> None:
+    # "AST" index: one chunk covering the straddling target entirely.
+    ast_chunks = [make_chunk("a1", "a.js", 1, 13), *CHUNKS[1:]]
+    ast = VectorIndex.build(ast_chunks, np.eye(4), model="table")
+    comparison = compare(QUERIES, index, ast, TableEmbedder())
+    headers, rows = comparison_table(comparison)
+    assert headers[2:4] == ["line-based rank (score)", "AST rank (score)"]
+    assert rows[1][0] == "q2"
+    assert rows[1][2].startswith("2 (") and rows[1][3].startswith("2 (")  # c2 still above a1
+    assert rows[2][2] == rows[2][3] == "no target chunk"
+    assert comparison.candidate.rows[1].outcome.ranks["contains"] == 3  # a1 contains 8-13
+    md = render_markdown(comparison_table(comparison, variant="doc"))
+    assert md.count("\n") == 4 and md.startswith("| query | variant |")
+    text = render_text(metrics_table(comparison.baseline, comparison.candidate))
+    assert "line-based  doc" in text and "AST" in text
+
+
+def test_side_by_side(index: VectorIndex) -> None:
+    sbs = SideBySide.from_indexes(index, index, TableEmbedder())
+    result = sbs.query("q2", k=3, target=T_STRADDLE)
+    assert [h.chunk.id for h in result.lines.hits] == ["c4", "c2", "c1"]
+    assert result.lines.rank == result.ast.rank == 2
+    built = SideBySide(CHUNKS, CHUNKS[:2], TableEmbedder())
+    assert len(built.lines_index) == 4 and len(built.ast_index) == 2
+
+
+def test_load_queries(tmp_path) -> None:
+    record = {
+        "id": "dev-0001-doc",
+        "target_id": "dev-0001",
+        "set": "dev",
+        "variant": "doc",
+        "query": "lazily adds the base router",
+        "target": {
+            "package": "express",
+            "file": "express/lib/application.js",
+            "start_line": 144,
+            "end_line": 154,
+            "n_lines": 11,
+            "name": "lazyrouter",
+            "qualname": "app.lazyrouter",
+            "kind": "function_expression",
+        },
+    }
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(record) + "\n\n")
+    (query,) = load_queries(path)
+    assert query.variant == "doc" and query.target.n_lines == 11
+    assert query.target.file == "express/lib/application.js"
+    assert query.target.package == "express"
+
+
+@pytest.mark.skipif(not SCORER.exists(), reason="benchmark scorer not present")
+def test_metrics_agree_with_benchmark_scorer(index: VectorIndex, tmp_path) -> None:
+    spec = importlib.util.spec_from_file_location("bench_score", SCORER)
+    scorer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scorer)
+    report = evaluate(QUERIES, index, TableEmbedder())
+    write_run(report, tmp_path / "run.jsonl")
+    lines = (tmp_path / "run.jsonl").read_text().splitlines()
+    runs = {r["id"]: r["results"] for r in map(json.loads, lines)}
+    qs = [
+        {"id": q.id, "variant": q.variant, "target": {**q.target.__dict__, "package": "p"}}
+        for q in QUERIES
+    ]
+    theirs = scorer.score(qs, runs)["metrics"]
+    for variant in ("doc", "name"):
+        for key, value in theirs[variant].items():
+            assert report.metrics[variant][key] == pytest.approx(value, abs=1e-4), key

@@ -1,0 +1,102 @@
+"""VectorIndex: usearch against numpy brute force, the key table, save/load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nexus.index import VectorIndex, chunk_from_dict
+from nexus.types import Chunk
+
+
+def make_chunk(i: int, file: str = "src/a.js", start: int = 1, end: int = 10) -> Chunk:
+    return Chunk(
+        id=f"c{i}",
+        repo="demo",
+        file=file,
+        language="javascript",
+        strategy="ast",
+        start_line=start,
+        end_line=end,
+        start_byte=0,
+        end_byte=10,
+        token_count=5,
+        text=f"function f{i}() {{}}",
+        embedding_text=f"// {file}\nfunction f{i}() {{}}",
+        symbol=f"f{i}",
+        symbols=(f"f{i}",),
+        imports=("fs",),
+    )
+
+
+@pytest.fixture(scope="module")
+def random_index() -> tuple[VectorIndex, np.ndarray]:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(200, 32)).astype(np.float32)
+    chunks = [make_chunk(i, start=i + 1, end=i + 3) for i in range(200)]
+    return VectorIndex.build(chunks, vectors, model="random"), vectors
+
+
+def brute_force(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return unit @ (query / np.linalg.norm(query))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_search_matches_brute_force(random_index, exact: bool) -> None:
+    index, vectors = random_index
+    rng = np.random.default_rng(11)
+    agree = 0
+    for _ in range(20):
+        query = rng.normal(size=32).astype(np.float32)
+        scores = brute_force(vectors, query)
+        expected = np.argsort(-scores)[:10]
+        hits = index.search(query, 10, exact=exact)
+        assert [h.rank for h in hits] == list(range(1, 11))
+        got = [index.key_of(h.chunk.id) for h in hits]
+        if exact:
+            assert got == list(expected)
+            np.testing.assert_allclose([h.score for h in hits], scores[expected], atol=1e-5)
+        agree += len(set(got) & set(expected))
+    assert agree >= 190  # HNSW on 200 vectors: (nearly) exact
+
+
+def test_all_scores_is_cosine(random_index) -> None:
+    index, vectors = random_index
+    query = np.arange(32, dtype=np.float32)
+    np.testing.assert_allclose(index.all_scores(query), brute_force(vectors, query), atol=1e-5)
+
+
+def test_key_table_and_duplicates() -> None:
+    index = VectorIndex.build([make_chunk(0), make_chunk(1)], np.eye(2, 4), model="m")
+    index.add([make_chunk(2)], np.array([[0, 0, 1, 0]]))
+    assert len(index) == 3
+    assert [index.key_of(f"c{i}") for i in range(3)] == [0, 1, 2]
+    assert index.chunk(2).id == "c2"
+    assert index.search(np.array([0, 0, 1, 0]), 1)[0].chunk.id == "c2"
+    with pytest.raises(ValueError, match="already in the index"):
+        index.add([make_chunk(1)], np.ones((1, 4)))
+    with pytest.raises(ValueError, match="2 chunks but 1 embeddings"):
+        index.add([make_chunk(5), make_chunk(6)], np.ones((1, 4)))
+
+
+def test_k_larger_than_index_and_empty_index() -> None:
+    index = VectorIndex.build([make_chunk(0)], np.ones((1, 3)))
+    assert len(index.search(np.ones(3), 10)) == 1
+    assert VectorIndex(3).search(np.ones(3), 5) == []
+
+
+def test_save_load_round_trip(random_index, tmp_path) -> None:
+    index, _ = random_index
+    index.save(tmp_path / "idx")
+    loaded = VectorIndex.load(tmp_path / "idx")
+    assert loaded.model == "random" and loaded.dim == 32 and len(loaded) == 200
+    assert loaded.chunks == index.chunks  # tuples restored, every field equal
+    query = np.linspace(-1, 1, 32).astype(np.float32)
+    assert loaded.search(query, 5) == index.search(query, 5)
+    np.testing.assert_array_equal(loaded.all_scores(query), index.all_scores(query))
+
+
+def test_chunk_dict_round_trip() -> None:
+    chunk = make_chunk(3)
+    assert chunk_from_dict(chunk.to_dict()) == chunk
