@@ -23,7 +23,8 @@ class ChunkConfig:
     min_tokens: int = 48
     profile: str = "auto"
     encoding: str = DEFAULT_ENCODING
-    context_header: bool = True
+    context_header: bool = True  # file stem + symbol path before the code
+    words_view: bool = True  # embed identifiers as words, punctuation dropped (textview.py)
     line_window: int = 50
     line_overlap: int = 0
 

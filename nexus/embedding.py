@@ -4,16 +4,15 @@ Every embedder returns float32 rows of unit length, so a dot product is a cosine
 torch and sentence-transformers are imported only when a model is actually loaded:
 the CLI and the dashboard pages can import this module for free.
 
-Wrappers compose: ``CachedEmbedder(IdentifierSplitter(SentenceTransformerEmbedder()), cache)``
-splits identifiers first and caches under the splitter's name, so a cache never mixes
-vectors of split and unsplit text.
+Wrappers compose: ``CachedEmbedder(WordsView(SentenceTransformerEmbedder()), cache)``
+turns code into words first and caches under the view's name, so a cache never mixes
+vectors of the two views.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from nexus.textview import code_as_words
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -60,41 +61,6 @@ class Embedder(Protocol):
     def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
         """Word pieces per text including special tokens (compare with ``max_seq_length``)."""
         ...
-
-
-# --- identifier splitting ------------------------------------------------------------
-
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-# Acronym before a capitalised word (HTTPServer -> HTTP, Server), words, acronyms, digits.
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def identifier_words(identifier: str) -> list[str]:
-    """The lower-case words of a camelCase / PascalCase / snake_case identifier."""
-    return [w.lower() for w in _WORD.findall(identifier)]
-
-
-def split_identifiers(text: str) -> str:
-    """Follow every compound identifier with its words: ``createSubscription create subscription``.
-
-    The identifier itself stays (exact-name queries still match it) and its words are
-    inserted right after its first occurrence, so they land in the same part of the
-    model window without repeating at every use (which would push more code out of
-    the window). Identifiers of one word (``send``, ``lazyrouter``) are left alone.
-    """
-    seen: set[str] = set()
-
-    def expand(match: re.Match[str]) -> str:
-        ident = match.group(0)
-        if ident in seen:
-            return ident
-        seen.add(ident)
-        words = identifier_words(ident)
-        if len(words) < 2:
-            return ident
-        return f"{ident} {' '.join(words)}"
-
-    return _IDENTIFIER.sub(expand, text)
 
 
 # --- the sentence-transformers model -------------------------------------------------
@@ -207,12 +173,16 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder(name={self.name!r}, path={str(self.model_path)!r})"
 
 
-class IdentifierSplitter:
-    """Applies ``split_identifiers`` to every text (chunks and queries alike) before embedding."""
+class WordsView:
+    """Embeds ``code_as_words(text)`` for every text, chunks and queries alike.
+
+    Chunk embedding texts are already in this view (it is idempotent); queries
+    that name identifiers (``getQueryData``) need it to meet the chunks' words.
+    """
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.name: str = f"{inner.name}+split-ids"
+        self.name = f"{inner.name}+words"
 
     @property
     def dim(self) -> int:
@@ -223,16 +193,16 @@ class IdentifierSplitter:
         return self.inner.max_seq_length
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        return self.inner.encode([split_identifiers(t) for t in texts], progress)
+        return self.inner.encode([code_as_words(t) for t in texts], progress)
 
     def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
-        return self.inner.count_wordpieces([split_identifiers(t) for t in texts])
+        return self.inner.count_wordpieces([code_as_words(t) for t in texts])
 
 
-def default_embedder(split_ids: bool = True, model_path: str | None = None) -> Embedder:
-    """The embedder Nexus uses unless told otherwise (identifier splitting on)."""
+def default_embedder(words_view: bool = True, model_path: str | None = None) -> Embedder:
+    """The embedder Nexus uses unless told otherwise (the words view on)."""
     embedder: Embedder = SentenceTransformerEmbedder(model_path)
-    return IdentifierSplitter(embedder) if split_ids else embedder
+    return WordsView(embedder) if words_view else embedder
 
 
 # --- the on-disk cache ---------------------------------------------------------------

@@ -46,6 +46,7 @@ def chunk_analysis(
         strategy=config.strategy,
         profile=profile_name,
         context_header=config.context_header,
+        words_view=config.words_view,
     )
 
 

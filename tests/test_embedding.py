@@ -1,4 +1,4 @@
-"""Identifier splitting, the embedding cache, and (marked ``model``) the real model."""
+"""The words view, the embedding cache, and (marked ``model``) the real model."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ from nexus.embedding import (
     CachedEmbedder,
     Embedder,
     EmbeddingCache,
-    IdentifierSplitter,
     ModelUnavailableError,
     SentenceTransformerEmbedder,
-    identifier_words,
-    split_identifiers,
+    WordsView,
 )
+from nexus.textview import code_as_words, identifier_words
 
 
 class FakeEmbedder:
@@ -50,21 +49,25 @@ class FakeEmbedder:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("createSubscription", "createSubscription create subscription"),
-        ("snake_case_name", "snake_case_name snake case name"),
-        ("XMLHttpRequest", "XMLHttpRequest xml http request"),
-        ("parseHTTPResponse", "parseHTTPResponse parse http response"),
-        ("QueryCache.clear", "QueryCache query cache.clear"),
-        ("base64Encode(x)", "base64Encode base 64 encode(x)"),
-        ("MAX_RETRIES", "MAX_RETRIES max retries"),
-        ("send lazyrouter x", "send lazyrouter x"),  # one-word identifiers stay alone
-        ("_private", "_private"),
-        ("getUser(); getUser()", "getUser get user(); getUser()"),  # first occurrence only
+        ("createSubscription", "create subscription"),
+        ("XMLHttpRequest", "xml http request"),
+        ("parseHTTPResponse(res);", "parse http response res"),
+        ("QueryCache.clear()", "query cache clear"),
+        ("base64Encode(x)", "base 64 encode x"),
+        ("MAX_RETRIES = 3;", "max retries 3"),
+        ("send lazyrouter x", "send lazyrouter x"),
+        ("if (a) { return b; }", "if a return b"),
+        ("'NoSuchKey' error", "no such key error"),
         ("", ""),
     ],
 )
-def test_split_identifiers(text: str, expected: str) -> None:
-    assert split_identifiers(text) == expected
+def test_code_as_words(text: str, expected: str) -> None:
+    assert code_as_words(text) == expected
+
+
+def test_code_as_words_is_idempotent() -> None:
+    once = code_as_words("export const fetchUser = async (id: string) => api.get(`/u/${id}`);")
+    assert code_as_words(once) == once
 
 
 def test_identifier_words() -> None:
@@ -104,7 +107,7 @@ def test_cache_hits_and_misses(tmp_path) -> None:
 def test_cache_is_keyed_by_model_name(tmp_path) -> None:
     cache = EmbeddingCache(tmp_path)
     CachedEmbedder(FakeEmbedder(), cache).encode(["same text"])
-    split = CachedEmbedder(IdentifierSplitter(FakeEmbedder()), cache)
+    split = CachedEmbedder(WordsView(FakeEmbedder()), cache)
     split.encode(["same text"])
     assert split.last_misses == 1
     assert cache.count() == 2 and cache.count("fake-bow") == 1
@@ -115,13 +118,13 @@ def test_cache_empty_input(tmp_path) -> None:
     assert out.shape == (0, 64)
 
 
-def test_splitter_transforms_texts_and_renames() -> None:
+def test_words_view_transforms_texts_and_renames() -> None:
     fake = FakeEmbedder()
-    split = IdentifierSplitter(fake)
-    split.encode(["getUser"])
-    assert fake.calls == [["getUser get user"]]
-    assert split.name == "fake-bow+split-ids"
-    assert split.count_wordpieces(["getUser"]) == [5]
+    view = WordsView(fake)
+    view.encode(["getUser();"])
+    assert fake.calls == [["get user"]]
+    assert view.name == "fake-bow+words"
+    assert view.count_wordpieces(["getUser"]) == [4]
 
 
 def test_missing_model_folder_is_a_clear_error(tmp_path) -> None:

@@ -11,8 +11,10 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    node rides with that node.
 2. **Pack**: pieces that are units of the profile start their own chunk; the rest
    are packed greedily while they fit.
-3. **Merge small**: chunks under ``min_tokens`` join a neighbour when the result
-   fits, forward when they open something (``class A {``), else backward.
+3. **Merge small**: fragments under ``min_tokens`` join a neighbour when the result
+   fits, forward when they open something (``class A {``), else backward; units
+   under ``min_tokens`` group with adjacent small units, never with a large one
+   (diluting a unit with another hurts retrieval: measured in bench/retrieval.py).
 4. **Check**: each chunk's text is encoded once, exactly; one over the budget
    (a token or two of edge effect) is cut again. No chunk exceeds ``max_tokens``.
 
@@ -49,7 +51,7 @@ class _Group:
     start: int
     end: int
     tokens: int
-    closed: bool  # a boundary unit: nothing else is packed into it
+    unit: bool  # holds a boundary unit: nothing is packed into it, units never dilute units
 
 
 def _items(children: list[tree_sitter.Node], attach_kinds: frozenset[str]) -> list[_Item]:
@@ -191,15 +193,15 @@ def ast_spans(
     groups: list[_Group] = []
     for start, end, is_unit in pieces:
         if is_unit:
-            groups.append(_Group(start, end, tokens.estimate(start, end), closed=True))
+            groups.append(_Group(start, end, tokens.estimate(start, end), unit=True))
             continue
-        if groups and not groups[-1].closed:
+        if groups and not groups[-1].unit:
             merged = tokens.estimate(groups[-1].start, end)
             if merged <= max_tokens:
                 groups[-1].end = end
                 groups[-1].tokens = merged
                 continue
-        groups.append(_Group(start, end, tokens.estimate(start, end), closed=False))
+        groups.append(_Group(start, end, tokens.estimate(start, end), unit=False))
 
     # 3. Merge chunks under min_tokens into a neighbour.
     def opens(group: _Group) -> bool:
@@ -207,15 +209,21 @@ def ast_spans(
         head = data[group.start : group.end].lstrip()
         return tail.endswith(_OPENERS) or head.startswith((b"//", b"/*", b"@", b"import"))
 
+    def should_join(prev: _Group, group: _Group) -> bool:
+        prev_small, small = prev.tokens < min_tokens, group.tokens < min_tokens
+        if prev.unit and group.unit:
+            return prev_small and small  # tiny units group together, never into a big one
+        if not prev.unit and prev_small:
+            return True  # a header, import block or comment joins what follows
+        return not group.unit and small and not opens(group)  # `}` joins what precedes
+
     merged_groups: list[_Group] = []
     for group in groups:
         if merged_groups:
             prev = merged_groups[-1]
             joined = tokens.estimate(prev.start, group.end)
-            prev_small = prev.tokens < min_tokens
-            small = group.tokens < min_tokens
-            if joined <= max_tokens and (prev_small or (small and not opens(group))):
-                merged_groups[-1] = _Group(prev.start, group.end, joined, closed=True)
+            if joined <= max_tokens and should_join(prev, group):
+                merged_groups[-1] = _Group(prev.start, group.end, joined, prev.unit or group.unit)
                 continue
         merged_groups.append(group)
 

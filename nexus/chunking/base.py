@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_left
+from pathlib import PurePosixPath
 
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import TYPE_KINDS
+from nexus.textview import code_as_words
 from nexus.types import Chunk, Unit
 
 
@@ -21,8 +23,8 @@ def chunk_id(repo: str, path: str, strategy: str, start: int, end: int, text: st
     return digest.hexdigest()[:16]
 
 
-def _main_unit(units: list[Unit], start: int, end: int) -> tuple[Unit | None, Unit | None]:
-    """(main unit, innermost enclosing unit) of a byte range.
+def _main_unit(units: list[Unit], start: int, end: int) -> Unit | None:
+    """The unit a byte range is about.
 
     The main unit is the largest unit inside the range at the level of the range
     (a method in a piece of its class; not a closure in a piece of its function);
@@ -34,34 +36,31 @@ def _main_unit(units: list[Unit], start: int, end: int) -> tuple[Unit | None, Un
     containing = [u for u in units if u.start_byte < end and u.end_byte > start and u not in inside]
     enclosing = min(containing, key=lambda u: u.end_byte - u.start_byte) if containing else None
     if enclosing is not None and enclosing.kind not in TYPE_KINDS:
-        return enclosing, enclosing  # closures inside a piece of a function stay its own
+        return enclosing  # closures inside a piece of a function stay its own
     level = enclosing.qualname if enclosing is not None else None
     at_level = [u for u in inside if u.parent == level] or ([] if enclosing else inside)
     if at_level:
-        return max(at_level, key=lambda u: u.end_byte - u.start_byte), enclosing
-    return enclosing, enclosing
+        return max(at_level, key=lambda u: u.end_byte - u.start_byte)
+    return enclosing
 
 
 def _identifiers(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_$][\w$]*", text))
 
 
-def embedding_text(
-    path: str, text: str, parent: Unit | None, imports: tuple[str, ...], header: bool
-) -> str:
-    """The text that is embedded: a short context header, then the code.
+def embedding_text(path: str, text: str, symbol: str | None, *, header: bool, words: bool) -> str:
+    """The text that is embedded: a context line, then the code, in the words view.
 
-    The header names the file, the enclosing class or component by its
-    signature, and the imports the chunk uses: context a bare slice lacks.
+    The context line is the file's stem and the chunk's symbol path
+    (``payment PaymentService.createSubscription``): what a bare slice lacks, and
+    on the dev set the single most useful thing to put first in the model window.
     """
-    if not header:
-        return text
-    lines = [f"// file: {path}"]
-    if parent is not None:
-        lines.append(f"// in: {parent.signature}")
-    if imports:
-        lines.append(f"// uses: {', '.join(imports)}")
-    return "\n".join(lines) + "\n" + text
+    head = ""
+    if header:
+        stem = PurePosixPath(path).name.split(".", 1)[0]
+        head = f"{stem} {symbol}\n" if symbol else f"{stem}\n"
+    full = head + text
+    return code_as_words(full) if words else full
 
 
 def build_chunks(
@@ -72,20 +71,17 @@ def build_chunks(
     strategy: str,
     profile: str,
     context_header: bool,
+    words_view: bool,
 ) -> list[Chunk]:
     """Chunks for ``(start_byte, end_byte, exact tokens)`` ranges of one analysed file."""
     source = analysis.source
     data = analysis.data
     path = source.info.path
-    by_qualname = {unit.qualname: unit for unit in analysis.units}
     error_starts = [a for a, _ in analysis.error_ranges]
     chunks = []
     for start, end, token_count in spans:
         text = data[start:end].decode("utf-8")
-        main, enclosing = _main_unit(analysis.units, start, end)
-        parent_unit = by_qualname.get(main.parent) if main and main.parent else None
-        # A piece of a long unit is read in the context of that unit's signature.
-        context_unit = main if main is not None and main is enclosing else parent_unit
+        main = _main_unit(analysis.units, start, end)
         used = _identifiers(text)
         imports = tuple(dict.fromkeys(imp.local for imp in analysis.imports if imp.local in used))
         first_error = bisect_left(error_starts, end)
@@ -103,10 +99,16 @@ def build_chunks(
                 end_byte=end,
                 token_count=token_count,
                 text=text,
-                embedding_text=embedding_text(path, text, context_unit, imports, context_header),
+                embedding_text=embedding_text(
+                    path,
+                    text,
+                    main.qualname if main else None,
+                    header=context_header,
+                    words=words_view,
+                ),
                 symbol=main.qualname if main else None,
                 symbol_kind=main.kind if main else None,
-                parent=parent_unit.qualname if parent_unit else None,
+                parent=main.parent if main else None,
                 symbols=tuple(u.qualname for u in analysis.units if start <= u.start_byte < end),
                 imports=imports,
                 exported=bool(main and main.exported),
