@@ -89,6 +89,140 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     return 0
 
 
+def _embedder(args: argparse.Namespace):
+    """The default embedder behind the on-disk cache (imports torch only when it embeds)."""
+    from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder
+
+    return CachedEmbedder(default_embedder(), EmbeddingCache(args.cache))
+
+
+def _analyses(args: argparse.Namespace, config: ChunkConfig):
+    from nexus.pipeline import analyze_files
+
+    repo = open_repository(args.target)
+    return repo, analyze_files(repo.source_files(), config.encoding)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from nexus.embedding import tqdm_progress
+    from nexus.index import VectorIndex
+    from nexus.pipeline import chunk_analyses
+
+    config = config_from_args(args)
+    repo, analyses = _analyses(args, config)
+    chunks = chunk_analyses(analyses, config, repo=repo.name)
+    embedder = _embedder(args)
+    index = VectorIndex.from_chunks(chunks, embedder, tqdm_progress("embedding chunks"))
+    folder = Path(args.out or Path(args.cache) / "indexes" / f"{repo.name}-{config.strategy}")
+    index.save(folder)
+    window = embedder.max_seq_length
+    over = sum(n > window for n in embedder.count_wordpieces([c.embedding_text for c in chunks]))
+    print(
+        f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {folder} "
+        f"({embedder.last_hits} cached, {embedder.last_misses} embedded; "
+        f"{over} over the model's {window}-word-piece window)"
+    )
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from nexus.embedding import tqdm_progress
+    from nexus.evaluation import render_text
+    from nexus.pipeline import chunk_analyses
+    from nexus.search import SideBySide
+
+    # --strategy picks what is shown here (default both); both are always chunked.
+    config = config_from_args(argparse.Namespace(**{**vars(args), "strategy": None}))
+    repo, analyses = _analyses(args, config)
+    ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
+    line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
+    both = SideBySide(line_chunks, ast_chunks, _embedder(args), progress=tqdm_progress())
+    result = both.query(args.query, k=args.k)
+    shown = {"lines": [("line-based", result.lines)], "ast": [("AST", result.ast)]}.get(
+        args.strategy, [("line-based", result.lines), ("AST", result.ast)]
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    label: [
+                        {"rank": h.rank, "score": round(h.score, 4), **h.chunk.to_dict()}
+                        for h in o.hits
+                    ]
+                    for label, o in shown
+                },
+                indent=2,
+            )
+        )
+        return 0
+    for label, outcome in shown:
+        rows = [
+            [
+                str(h.rank),
+                f"{h.score:.3f}",
+                f"{h.chunk.file}:{h.chunk.start_line}-{h.chunk.end_line}",
+                h.chunk.symbol or "",
+                str(h.chunk.token_count),
+            ]
+            for h in outcome.hits
+        ]
+        print(f"\n{label} top {args.k} for {args.query!r}")
+        print(render_text((["rank", "score", "where", "symbol", "tokens"], rows)))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from nexus.evaluation import (
+        compare,
+        comparison_table,
+        load_queries,
+        metrics_table,
+        render_text,
+        save_report,
+    )
+    from nexus.experiments import best, describe, sweep
+
+    config = config_from_args(args)
+    repo, analyses = _analyses(args, config)
+    queries = load_queries(args.queries)
+    embedder = _embedder(args)
+    if args.sweep:
+        grid_max = [int(x) for x in args.sweep_max.split(",")]
+        grid_min = [int(x) for x in args.sweep_min.split(",")]
+        results = sweep(analyses, repo.name, config, queries, embedder, grid_max, grid_min)
+        rows = [
+            [
+                describe(r.config),
+                str(r.chunks),
+                f"{r.metric('MRR@10'):.3f}",
+                f"{r.metric('R@5'):.3f}",
+                f"{r.metric('lines@5'):.1f}",
+                str(r.over_window),
+            ]
+            for r in results
+        ]
+        print(render_text((["config", "chunks", "MRR@10", "R@5", "lines@5", "> window"], rows)))
+        print(f"best: {describe(best(results).config)}")
+        return 0
+    from nexus.index import build_indexes
+    from nexus.pipeline import chunk_analyses
+
+    line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
+    ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
+    lines_index, ast_index = build_indexes([line_chunks, ast_chunks], embedder)
+    comparison = compare(queries, lines_index, ast_index, embedder, k=args.k)
+    print(render_text(metrics_table(comparison.baseline, comparison.candidate)))
+    print()
+    print(render_text(comparison_table(comparison)))
+    if args.json:
+        out = Path(args.json)
+        out.mkdir(parents=True, exist_ok=True)
+        save_report(comparison.baseline, out / "lines.json")
+        save_report(comparison.candidate, out / "ast.json")
+        print(f"\nreports written to {out}/lines.json and {out}/ast.json")
+    return 0
+
+
 def cmd_profiles(args: argparse.Namespace) -> int:
     from nexus.chunking.profiles import PROFILES, dump_profiles_toml
 
@@ -121,6 +255,36 @@ def build_parser() -> argparse.ArgumentParser:
     chunk.add_argument("--format", choices=["table", "jsonl"], default="table")
     chunk.add_argument("--output", "-o", help="write here instead of stdout")
     chunk.set_defaults(run=cmd_chunk)
+
+    cache_help = "embedding cache folder (default .nexus-cache)"
+    index = verbs.add_parser("index", help="chunk, embed and save a vector index")
+    index.add_argument("target")
+    _add_chunk_options(index)
+    index.add_argument("--out", help="index folder (default .nexus-cache/indexes/REPO-STRATEGY)")
+    index.add_argument("--cache", default=".nexus-cache", help=cache_help)
+    index.set_defaults(run=cmd_index)
+
+    search = verbs.add_parser("search", help="query line-based and AST chunks side by side")
+    search.add_argument("target")
+    search.add_argument("query")
+    _add_chunk_options(search)
+    search.set_defaults(strategy="both")
+    search.add_argument("-k", type=int, default=10)
+    search.add_argument("--json", action="store_true")
+    search.add_argument("--cache", default=".nexus-cache", help=cache_help)
+    search.set_defaults(run=cmd_search)
+
+    evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
+    evaluate.add_argument("target")
+    evaluate.add_argument("--queries", required=True, help="query JSONL (shared/eval format)")
+    _add_chunk_options(evaluate)
+    evaluate.add_argument("-k", type=int, default=10)
+    evaluate.add_argument("--json", help="folder to write the two reports to")
+    evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
+    evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
+    evaluate.add_argument("--sweep-min", default="0,16,32,64")
+    evaluate.add_argument("--cache", default=".nexus-cache", help=cache_help)
+    evaluate.set_defaults(run=cmd_eval)
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles")
     profiles.add_argument("--toml", action="store_true", help="print them as an editable file")

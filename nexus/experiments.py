@@ -1,0 +1,89 @@
+"""Evaluate chunking settings on a query set: one config, both strategies, or a sweep.
+
+The benchmark, the ``nexus eval`` command and the dashboard's Evaluate page all
+run through these functions, so their numbers agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nexus.chunking.analysis import FileAnalysis
+from nexus.config import ChunkConfig
+from nexus.embedding import Embedder
+from nexus.evaluation import EvalReport, Query, evaluate
+from nexus.index import VectorIndex
+from nexus.pipeline import chunk_analyses
+
+HEADLINE_VARIANT = "doc"
+
+
+@dataclass(frozen=True)
+class ConfigResult:
+    """One chunking config evaluated on a query set."""
+
+    config: ChunkConfig
+    chunks: int
+    over_window: int  # chunks whose embedding text exceeds the model's window
+    report: EvalReport
+
+    def metric(self, name: str, variant: str = HEADLINE_VARIANT) -> float:
+        group = variant if variant in self.report.metrics else "all"
+        return self.report.metric(group, name)
+
+
+def evaluate_config(
+    analyses: Sequence[FileAnalysis],
+    repo: str,
+    config: ChunkConfig,
+    queries: Sequence[Query],
+    embedder: Embedder,
+    query_vectors: np.ndarray | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ConfigResult:
+    """Chunk with ``config``, embed (through whatever cache ``embedder`` has), score."""
+    chunks = chunk_analyses(analyses, config, repo=repo)
+    index = VectorIndex.from_chunks(chunks, embedder, progress)
+    window = embedder.max_seq_length
+    over = sum(
+        1 for n in embedder.count_wordpieces([c.embedding_text for c in chunks]) if n > window
+    )
+    report = evaluate(queries, index, embedder, query_vectors=query_vectors, label=describe(config))
+    return ConfigResult(config, len(chunks), over, report)
+
+
+def describe(config: ChunkConfig) -> str:
+    """A short label: ``lines 50/0`` or ``ast 512/16 auto``."""
+    if config.strategy == "lines":
+        return f"lines {config.line_window}/{config.line_overlap}"
+    return f"ast {config.max_tokens}/{config.min_tokens} {config.profile}"
+
+
+def sweep(
+    analyses: Sequence[FileAnalysis],
+    repo: str,
+    base: ChunkConfig,
+    queries: Sequence[Query],
+    embedder: Embedder,
+    max_tokens: Sequence[int],
+    min_tokens: Sequence[int] = (0,),
+    progress: Callable[[int, int], None] | None = None,
+) -> list[ConfigResult]:
+    """Every (max, min) pair with ``min < max``, the queries embedded once."""
+    query_vectors = embedder.encode([q.query for q in queries])
+    grid = [(hi, lo) for hi in max_tokens for lo in min_tokens if lo < hi]
+    results = []
+    for done, (hi, lo) in enumerate(grid):
+        config = base.with_(strategy="ast", max_tokens=hi, min_tokens=lo)
+        results.append(evaluate_config(analyses, repo, config, queries, embedder, query_vectors))
+        if progress is not None:
+            progress(done + 1, len(grid))
+    return results
+
+
+def best(results: Sequence[ConfigResult], variant: str = HEADLINE_VARIANT) -> ConfigResult:
+    """Highest MRR@10; fewer lines in the top 5 breaks ties."""
+    return max(results, key=lambda r: (r.metric("MRR@10", variant), -r.metric("lines@5", variant)))

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One entry point for people and CI: set up (idempotent, fast when nothing changed), then
+#   app   launch the dashboard on the bundled sample repos
+#   test  run the whole test suite (unit, AppTest, real browser)
+#   setup only set up
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=.venv
+PY="$VENV/bin/python"
+STAMP="$VENV/.nexus-installed"
+
+setup_python() {
+  if [ ! -x "$PY" ]; then
+    python3 -m venv "$VENV"
+  fi
+  # Reinstall only when the dependency list changed.
+  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
+    "$PY" -m pip install --quiet --upgrade pip
+    # The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
+    "$PY" -m pip install --quiet "torch==2.13.0"
+    "$PY" -m pip install --quiet -e ".[dev]"
+    echo "$want" > "$STAMP"
+  fi
+}
+
+setup_browser() {
+  # Debian's Chromium for the browser tests; Playwright drives it (never `playwright install`).
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+  fi
+}
+
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+
+case "${1:-}" in
+  setup)
+    setup_python
+    ;;
+  app)
+    setup_python
+    exec "$VENV/bin/streamlit" run app.py --server.headless true "${@:2}"
+    ;;
+  test)
+    setup_python
+    setup_browser
+    exec "$PY" -m pytest "${@:2}"
+    ;;
+  *)
+    echo "usage: scripts/dev.sh app|test|setup [extra args]" >&2
+    exit 2
+    ;;
+esac
