@@ -24,6 +24,7 @@ so the cost stays close to a single encode.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tree_sitter
@@ -32,6 +33,7 @@ from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import Profile
 from nexus.languages import LANGUAGES
 
+_WORDS = re.compile(rb"\w+")
 _OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
 
 
@@ -94,25 +96,27 @@ class _Splitter:
         return self.analysis.tokens.exact(self.analysis.data, start, end)
 
     def _cut(self, start: int, end: int) -> int:
-        """A cut point in (start, end): the last line start that keeps the head in budget."""
+        """A cut point in (start, end): the last line start that keeps the head in budget
+        and does not leave a lone brace or keyword behind; else a token start."""
         tokens = self.analysis.tokens
         starts = self.analysis.line_starts
-        analysis = self.analysis
-        first_line = analysis.line_of(start)  # 1-based: starts[first_line] is the next line
-        best = None
-        for index in range(first_line, len(starts)):
+        data = self.analysis.data
+        fitting = []
+        for index in range(self.analysis.line_of(start), len(starts)):
             candidate = starts[index]
-            if candidate >= end:
+            if candidate >= end or tokens.estimate(start, candidate) > self.max_tokens:
                 break
-            if tokens.estimate(start, candidate) > self.max_tokens:
-                break
-            best = candidate
-        if best is not None and best > start:
-            return best
+            if data[start:candidate].strip():
+                fitting.append(candidate)
+        for candidate in reversed(fitting):
+            if len(_WORDS.findall(data, candidate, end)) > 1:
+                return candidate
+        if fitting:
+            return fitting[-1]
         points = tokens.split_points(start, end, max(1, self.max_tokens - 2))
-        cut = _char_boundary(analysis.data, points[0]) if points else start
+        cut = _char_boundary(data, points[0]) if points else start
         if cut <= start:
-            cut = _char_boundary(analysis.data, start + max(1, (end - start) // 2))
+            cut = _char_boundary(data, start + max(1, (end - start) // 2))
         return cut if cut > start else end
 
     def split(self, start: int, end: int) -> list[tuple[int, int, int]]:
@@ -209,13 +213,19 @@ def ast_spans(
         head = data[group.start : group.end].lstrip()
         return tail.endswith(_OPENERS) or head.startswith((b"//", b"/*", b"@", b"import"))
 
+    def small(group: _Group) -> bool:
+        if group.tokens < min_tokens:
+            return True
+        # A lone brace or keyword is never a chunk, whatever min_tokens says.
+        return not group.unit and len(_WORDS.findall(data, group.start, group.end)) <= 1
+
     def should_join(prev: _Group, group: _Group) -> bool:
-        prev_small, small = prev.tokens < min_tokens, group.tokens < min_tokens
+        prev_small, this_small = small(prev), small(group)
         if prev.unit and group.unit:
-            return prev_small and small  # tiny units group together, never into a big one
+            return prev_small and this_small  # tiny units group together, never into a big one
         if not prev.unit and prev_small:
             return True  # a header, import block or comment joins what follows
-        return not group.unit and small and not opens(group)  # `}` joins what precedes
+        return not group.unit and this_small and not opens(group)  # `}` joins what precedes
 
     merged_groups: list[_Group] = []
     for group in groups:
@@ -245,7 +255,39 @@ def ast_spans(
         else:
             spans.extend(splitter.split(start, end))
         previous_end = spans[-1][1] if spans else previous_end
-    return spans
+    return _absorb_trivial(spans, splitter)
+
+
+def _absorb_trivial(
+    spans: list[tuple[int, int, int]], splitter: _Splitter
+) -> list[tuple[int, int, int]]:
+    """Join chunks holding at most one word (``}``, ``});``, ``export``) to a neighbour
+    when the exact count of the result fits: the last guard against lone braces."""
+    data = splitter.analysis.data
+    out: list[tuple[int, int, int]] = []
+    pending: tuple[int, int, int] | None = None  # a trivial chunk that could not go back
+    for span in spans:
+        if pending is not None:
+            joined = splitter.exact(pending[0], span[1])
+            if joined <= splitter.max_tokens:
+                span = (pending[0], span[1], joined)
+            else:
+                out.append(pending)
+            pending = None
+        if len(_WORDS.findall(data, span[0], span[1])) <= 1 and out:
+            joined = splitter.exact(out[-1][0], span[1])
+            if joined <= splitter.max_tokens:
+                out[-1] = (out[-1][0], span[1], joined)
+                continue
+            pending = span
+            continue
+        if len(_WORDS.findall(data, span[0], span[1])) <= 1 and not out:
+            pending = span
+            continue
+        out.append(span)
+    if pending is not None:
+        out.append(pending)
+    return out
 
 
 def _rstrip(data: bytes, start: int, end: int) -> int:

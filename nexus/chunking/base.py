@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_left
+from bisect import bisect_right
 from pathlib import PurePosixPath
 
 from nexus.chunking.analysis import FileAnalysis
@@ -84,8 +84,11 @@ def build_chunks(
         main = _main_unit(analysis.units, start, end)
         used = _identifiers(text)
         imports = tuple(dict.fromkeys(imp.local for imp in analysis.imports if imp.local in used))
-        first_error = bisect_left(error_starts, end)
-        has_error = any(b > start for a, b in analysis.error_ranges[:first_error])
+        # A MISSING node has no width: it belongs to the chunk it touches.
+        candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
+        has_error = any(
+            (a < end and b > start) or (a == b and start <= a <= end) for a, b in candidates
+        )
         chunks.append(
             Chunk(
                 id=chunk_id(repo, path, strategy, start, end, text),

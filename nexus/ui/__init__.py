@@ -1,0 +1,1 @@
+"""The Streamlit dashboard's shared helpers: the only part of ``nexus`` that imports streamlit."""

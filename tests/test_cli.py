@@ -1,0 +1,137 @@
+"""The command line: each verb on a sample repo or a tiny fixture, errors as messages."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from nexus.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_scan_prints_categories_and_skipped_files_with_reasons(capsys):
+    code, out, _ = run(capsys, "scan", str(SAMPLES / "express-images"))
+    assert code == 0
+    assert "public/vendor.min.js" in out and "minified" in out
+    assert "src/generated/routes.gen.js" in out and "generated" in out
+
+
+def test_scan_json_counts_match_the_files(capsys):
+    code, out, _ = run(capsys, "scan", str(SAMPLES / "react-dashboard"), "--json")
+    summary = json.loads(out)
+    assert code == 0
+    assert summary["by_language"]["tsx"] >= 5
+
+
+def test_scan_of_a_zip_equals_scan_of_the_directory(capsys, tmp_path):
+    root = SAMPLES / "ts-payments"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"ts-payments/{path.relative_to(root)}")
+    zip_path = tmp_path / "ts-payments.zip"
+    zip_path.write_bytes(buffer.getvalue())
+    _, from_dir, _ = run(capsys, "scan", str(root), "--json")
+    _, from_zip, _ = run(capsys, "scan", str(zip_path), "--json")
+    assert json.loads(from_dir)["by_category"] == json.loads(from_zip)["by_category"]
+
+
+def test_functions_lists_units_and_what_the_regex_misses(capsys):
+    path = SAMPLES / "ts-payments" / "src" / "services" / "payment.ts"
+    code, out, _ = run(capsys, "functions", str(path))
+    assert code == 0
+    assert "PaymentService.createSubscription" in out and "MISSED" in out
+    assert "the regex baseline finds" in out
+
+
+def test_chunk_jsonl_export_has_the_documented_fields(capsys, tmp_path):
+    out_file = tmp_path / "chunks.jsonl"
+    code, _, _ = run(
+        capsys,
+        "chunk",
+        str(SAMPLES / "express-images"),
+        "--format",
+        "jsonl",
+        "--max-tokens",
+        "256",
+        "-o",
+        str(out_file),
+    )
+    assert code == 0
+    records = [json.loads(line) for line in out_file.read_text().splitlines()]
+    required = {
+        "id",
+        "file",
+        "language",
+        "start_line",
+        "end_line",
+        "start_byte",
+        "end_byte",
+        "token_count",
+        "symbol",
+        "symbol_kind",
+        "parent",
+        "text",
+        "embedding_text",
+    }
+    assert records and all(required <= set(r) for r in records)
+    assert max(r["token_count"] for r in records) <= 256
+    source = (SAMPLES / "express-images" / records[0]["file"]).read_bytes()
+    first = records[0]
+    assert source[first["start_byte"] : first["end_byte"]].decode() == first["text"]
+
+
+def test_chunk_reads_a_config_file(capsys, tmp_path):
+    config = tmp_path / "nexus.toml"
+    config.write_text('[chunking]\nstrategy = "lines"\nline_window = 10\n')
+    code, out, _ = run(capsys, "chunk", str(SAMPLES / "ts-payments"), "--config", str(config))
+    assert code == 0
+    assert all(
+        int(line.split()[1].split("-")[1]) - int(line.split()[1].split("-")[0]) < 10
+        for line in out.splitlines()[2:]
+        if line.startswith("src/")
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["scan", "/no/such/repo"], "does not exist"),
+        (["chunk", "sample_repos/ts-payments", "--max-tokens", "4"], "max_tokens must be"),
+        (["chunk", "sample_repos/ts-payments", "--profile", "nope"], "unknown profile"),
+        (["functions", "README.md"], "is not chunked"),
+    ],
+)
+def test_bad_input_is_a_message_not_a_traceback(capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(SAMPLES.parent)
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_profiles_toml_is_loadable(capsys, tmp_path):
+    from nexus.chunking.profiles import PROFILES, load_profiles
+
+    _, out, _ = run(capsys, "profiles", "--toml")
+    path = tmp_path / "p.toml"
+    path.write_text(out)
+    assert load_profiles(path) == PROFILES
+
+
+def test_a_bad_zip_is_a_message(capsys, tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"PK\x03\x04 this is not a zip")
+    code, _, err = run(capsys, "scan", str(bad))
+    assert code == 2 and "zip" in err
