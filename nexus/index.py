@@ -20,7 +20,6 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from usearch.index import Index
@@ -38,19 +37,6 @@ class Hit:
     chunk: Chunk
     score: float
     rank: int
-
-
-def chunk_embedding_text(chunk: Chunk) -> str:
-    """What gets embedded for a chunk: its ``embedding_text``, else its source text."""
-    return chunk.embedding_text or chunk.text
-
-
-def chunk_from_dict(record: dict[str, Any]) -> Chunk:
-    """Inverse of ``Chunk.to_dict``."""
-    data = dict(record)
-    data["symbols"] = tuple(data.get("symbols", ()))
-    data["imports"] = tuple(data.get("imports", ()))
-    return Chunk(**data)
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -94,7 +80,7 @@ class VectorIndex:
         cls, chunks: Sequence[Chunk], embedder: Embedder, progress: Progress | None = None
     ) -> VectorIndex:
         """Embed ``chunks`` (their ``embedding_text``) and index them."""
-        vectors = embedder.encode([chunk_embedding_text(c) for c in chunks], progress)
+        vectors = embedder.encode([c.embedding_text for c in chunks], progress)
         if len(chunks) == 0:
             return cls(embedder.dim, embedder.name)
         return cls.build(chunks, vectors, embedder.name)
@@ -203,7 +189,7 @@ class VectorIndex:
         files = manifest["files"]
         index = cls(int(manifest["dim"]), manifest.get("model", ""))
         with open(folder / files["chunks"], encoding="utf-8") as f:
-            index._chunks = [chunk_from_dict(json.loads(line)) for line in f if line.strip()]
+            index._chunks = [Chunk.from_dict(json.loads(line)) for line in f if line.strip()]
         index._key_of = {c.id: i for i, c in enumerate(index._chunks)}
         index._vectors = np.load(folder / files["vectors"]).astype(np.float32, copy=False)
         index._index.load(str(folder / files["index"]))
@@ -218,7 +204,7 @@ def build_indexes(
 ) -> list[VectorIndex]:
     """Index several chunk lists with one ``encode`` call (one progress bar, one batch plan)."""
     lists = [list(c) for c in chunk_lists]
-    texts = [chunk_embedding_text(c) for chunks in lists for c in chunks]
+    texts = [c.embedding_text for chunks in lists for c in chunks]
     vectors = embedder.encode(texts, progress)
     out, start = [], 0
     for chunks in lists:

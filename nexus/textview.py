@@ -13,6 +13,7 @@ view is safe; the index applies it to both.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 # Acronym before a capitalised word (HTTPServer -> HTTP, Server), words, acronyms, digits.
@@ -25,7 +26,12 @@ def identifier_words(identifier: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(identifier)]
 
 
+@lru_cache(maxsize=65536)
+def _spoken(identifier: str) -> str:
+    return " ".join(identifier_words(identifier)) or " "
+
+
 def code_as_words(text: str) -> str:
     """Identifiers replaced by their words, everything else but words and numbers dropped."""
-    words = _IDENTIFIER.sub(lambda m: " ".join(identifier_words(m.group(0))) or " ", text)
+    words = _IDENTIFIER.sub(lambda m: _spoken(m.group(0)), text)
     return _NON_WORD.sub(" ", words).strip()

@@ -11,6 +11,8 @@ from bisect import bisect_left
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     import tiktoken
 
@@ -29,6 +31,24 @@ def get_encoding(name: str) -> tiktoken.Encoding:
         ) from exc
 
 
+@lru_cache(maxsize=8)
+def _token_byte_lengths(encoding: str) -> np.ndarray:
+    """Byte length of every token id, so token offsets need no per-token Python call."""
+    enc = get_encoding(encoding)
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    ranks = getattr(enc, "_mergeable_ranks", None)  # bytes -> id; fast when present
+    if ranks:
+        for piece, token in ranks.items():
+            lengths[token] = len(piece)
+        return lengths
+    for token in range(enc.n_vocab):
+        try:
+            lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # ids between the ranks and the special tokens
+            continue
+    return lengths
+
+
 def count_tokens(text: str, encoding: str) -> int:
     """Exact token count of ``text`` encoded on its own."""
     return len(get_encoding(encoding).encode_ordinary(text))
@@ -43,14 +63,9 @@ class TokenIndex:
     """
 
     def __init__(self, data: bytes, encoding: str) -> None:
-        enc = get_encoding(encoding)
-        tokens = enc.encode_ordinary(data.decode("utf-8"))
-        starts: list[int] = []
-        offset = 0
-        for piece in enc.decode_tokens_bytes(tokens):
-            starts.append(offset)
-            offset += len(piece)
-        self.starts = starts
+        tokens = get_encoding(encoding).encode_ordinary(data.decode("utf-8"))
+        lengths = _token_byte_lengths(encoding)[tokens]
+        self.starts: list[int] = (np.cumsum(lengths) - lengths).tolist()
         self.encoding = encoding
 
     def estimate(self, start: int, end: int) -> int:

@@ -103,7 +103,8 @@ class Chunk:
     end_byte: int
     token_count: int
     text: str
-    embedding_text: str
+    context: str = ""  # the context line put before the code when it is embedded
+    words_view: bool = False  # embed the code as words (see nexus.textview)
     symbol: str | None = None  # qualname of the main unit in the chunk
     symbol_kind: str | None = None
     parent: str | None = None
@@ -117,12 +118,32 @@ class Chunk:
     def n_lines(self) -> int:
         return self.end_line - self.start_line + 1
 
+    @property
+    def embedding_text(self) -> str:
+        """The exact text that is embedded: context line and code, maybe as words.
+
+        Derived on demand, so re-chunking never pays for a view only embedding needs.
+        """
+        from nexus.textview import code_as_words
+
+        full = f"{self.context}\n{self.text}" if self.context else self.text
+        return code_as_words(full) if self.words_view else full
+
     def to_dict(self) -> dict[str, object]:
-        """The JSONL export record (one chunk per line)."""
+        """The JSONL export record (one chunk per line), ``embedding_text`` included."""
         record = {name: getattr(self, name) for name in self.__dataclass_fields__}
         record["symbols"] = list(self.symbols)
         record["imports"] = list(self.imports)
+        record["embedding_text"] = self.embedding_text
         return record
+
+    @classmethod
+    def from_dict(cls, record: dict[str, object]) -> Chunk:
+        """Inverse of ``to_dict``."""
+        data = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
+        data["symbols"] = tuple(data.get("symbols", ()))  # type: ignore[arg-type]
+        data["imports"] = tuple(data.get("imports", ()))  # type: ignore[arg-type]
+        return cls(**data)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

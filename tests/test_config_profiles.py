@@ -65,7 +65,10 @@ def test_custom_profile_from_a_config_file_changes_the_chunks(tmp_path):
     )
     custom = load_profiles(path)
     config = load_config(path)
-    text = "class A {\n  m() { return 1; }\n}\nfunction f() { return 2; }\nfunction g() { return 3; }\n"
+    text = (
+        "class A {\n  m() { return 1; }\n}\n"
+        "function f() { return 2; }\nfunction g() { return 3; }\n"
+    )
     analysis = analyze_text(text, "a.js", "javascript")
     team = chunk_analysis(analysis, config, repo="t", custom_profiles=custom)
     functional = chunk_analysis(analysis, config.with_(profile="functional"), repo="t")

@@ -47,7 +47,7 @@ def make_chunk(cid: str, file: str, start: int, end: int) -> Chunk:
         end_byte=1,
         token_count=1,
         text="x",
-        embedding_text="x",
+        context="x",
     )
 
 

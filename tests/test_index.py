@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nexus.index import VectorIndex, chunk_from_dict
+from nexus.index import VectorIndex
 from nexus.types import Chunk
 
 
@@ -22,7 +22,7 @@ def make_chunk(i: int, file: str = "src/a.js", start: int = 1, end: int = 10) ->
         end_byte=10,
         token_count=5,
         text=f"function f{i}() {{}}",
-        embedding_text=f"// {file}\nfunction f{i}() {{}}",
+        context=f"// {file}",
         symbol=f"f{i}",
         symbols=(f"f{i}",),
         imports=("fs",),
@@ -99,4 +99,4 @@ def test_save_load_round_trip(random_index, tmp_path) -> None:
 
 def test_chunk_dict_round_trip() -> None:
     chunk = make_chunk(3)
-    assert chunk_from_dict(chunk.to_dict()) == chunk
+    assert Chunk.from_dict(chunk.to_dict()) == chunk

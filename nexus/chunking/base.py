@@ -13,7 +13,6 @@ from pathlib import PurePosixPath
 
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import TYPE_KINDS
-from nexus.textview import code_as_words
 from nexus.types import Chunk, Unit
 
 
@@ -48,19 +47,14 @@ def _identifiers(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_$][\w$]*", text))
 
 
-def embedding_text(path: str, text: str, symbol: str | None, *, header: bool, words: bool) -> str:
-    """The text that is embedded: a context line, then the code, in the words view.
+def context_line(path: str, symbol: str | None) -> str:
+    """The file's stem and the chunk's symbol path (``payment PaymentService.charge``).
 
-    The context line is the file's stem and the chunk's symbol path
-    (``payment PaymentService.createSubscription``): what a bare slice lacks, and
-    on the dev set the single most useful thing to put first in the model window.
+    What a bare slice lacks, and on the dev set the single most useful thing to
+    put first in the model window (bench/retrieval.py).
     """
-    head = ""
-    if header:
-        stem = PurePosixPath(path).name.split(".", 1)[0]
-        head = f"{stem} {symbol}\n" if symbol else f"{stem}\n"
-    full = head + text
-    return code_as_words(full) if words else full
+    stem = PurePosixPath(path).name.split(".", 1)[0]
+    return f"{stem} {symbol}" if symbol else stem
 
 
 def build_chunks(
@@ -102,13 +96,10 @@ def build_chunks(
                 end_byte=end,
                 token_count=token_count,
                 text=text,
-                embedding_text=embedding_text(
-                    path,
-                    text,
-                    main.qualname if main else None,
-                    header=context_header,
-                    words=words_view,
-                ),
+                context=context_line(path, main.qualname if main else None)
+                if context_header
+                else "",
+                words_view=words_view,
                 symbol=main.qualname if main else None,
                 symbol_kind=main.kind if main else None,
                 parent=main.parent if main else None,

@@ -123,17 +123,21 @@ def code_view(lines: list[str], panes: Sequence[Pane], height: int = 640) -> str
             return SELECTED_COLOUR
         return BAND_COLOURS[owner % 2]
 
+    starting: list[dict[int, list[int]]] = []  # per pane: line -> chunks starting there
+    for pane in panes:
+        at: dict[int, list[int]] = {}
+        for i, chunk in enumerate(pane.chunks):
+            at.setdefault(chunk.start_line, []).append(i)
+        starting.append(at)
+
     for line in range(1, n + 1):
-        starts = [
-            o[line] is not None and p.chunks[o[line]].start_line == line
-            for p, o in zip(panes, owners, strict=True)
-        ]
-        if any(starts):
+        if any(line in at for at in starting):
             cells.append('<div class="nx-ln" style="border-top:2px solid #94a3b8"></div>')
             for k, owner in enumerate(o[line] for o in owners):
-                text = labels[k][owner] if starts[k] and owner is not None else ""
+                here = starting[k].get(line, [])
+                text = " ‖ ".join(labels[k][i] for i in here)
                 style = f"background:{colour(k, owner)}"
-                if not starts[k]:
+                if not here:
                     style += ";border-top:2px solid transparent"
                 cells.append(f'<div class="nx-label" style="{style}">{text}</div>')
         cells.append(f'<div class="nx-ln">{line}</div>')
@@ -208,7 +212,8 @@ def outline_html(rows: list[OutlineRow], open_depth: int = 2, cut: bool = False)
             else f"L{row.start_line}–{row.end_line}"
         )
         text = f' <span class="txt">{html.escape(row.text)}</span>' if row.text else ""
-        return f'<span class="kind">{html.escape(row.kind)}</span>{text} <span class="rng">{span}</span>'
+        kind = f'<span class="kind">{html.escape(row.kind)}</span>'
+        return f'{kind}{text} <span class="rng">{span}</span>'
 
     parts: list[str] = []
     open_levels: list[int] = []

@@ -9,6 +9,7 @@ the top of each page (Streamlit drops a widget's state when its page is left).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,7 +23,11 @@ from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, ChunkConfig, dump_config_toml
 from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
+from nexus.evaluation import Query, Target, query_from_dict
+from nexus.extract import regex_functions
+from nexus.fragmentation import UnitFate, unit_fates
 from nexus.pipeline import chunk_analyses
+from nexus.report import function_rows
 from nexus.search import SideBySide
 from nexus.sources import IngestSettings, Repository, default_allowed_roots, open_repository
 from nexus.types import Chunk
@@ -358,3 +363,119 @@ def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
     if embedder is not None:
         return embedder.count_wordpieces(texts), embedder.max_seq_length, True
     return [len(t.split()) * 4 // 3 + 2 for t in texts], 256, False
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _unit_rows(path: str, digest: str, _repo: Repository) -> tuple[list[dict[str, object]], int]:
+    source = _repo.read(path)
+    return function_rows(source), len(regex_functions(source.text))
+
+
+def unit_rows(repo: Repository, path: str) -> tuple[list[dict[str, object]], int]:
+    """The file's units (with ``regex_found``) and how many functions the regex finds."""
+    digest = hashlib.sha256(repo.contents.get(path, b"")).hexdigest()
+    return _unit_rows(path, digest, repo)
+
+
+def repo_fates(repo: Repository, config: ChunkConfig) -> dict[str, list[UnitFate]]:
+    """Per file, what ``config``'s chunks do to each unit (intact, pieces, dilution)."""
+    key = (repo_key(), dump_config_toml(config))
+    fates = store("fates", 16)
+    if key not in fates:
+        by_file: dict[str, list[Chunk]] = {}
+        for chunk in repo_chunks(repo, config):
+            by_file.setdefault(chunk.file, []).append(chunk)
+        fates[key] = {
+            a.source.info.path: unit_fates(a.units, by_file.get(a.source.info.path, []))
+            for a in repo_analyses(repo, config.encoding)
+        }
+    return fates[key]
+
+
+# --- links ---------------------------------------------------------------------------
+
+#: URL parameter -> (session key, kind); ints are checked against the sidebar's ranges.
+URL_KEYS: dict[str, tuple[str, Any]] = {
+    "max_tokens": ("max_tokens", range(64, 1025, 16)),
+    "min_tokens": ("min_tokens", range(0, 257, 8)),
+    "line_window": ("line_window", range(10, 201, 5)),
+    "k": ("k", range(1, 21)),
+    "profile": ("profile", PROFILE_NAMES),
+    "q": ("query", None),
+    "target": ("target", None),
+}
+
+
+def apply_url_params() -> list[str]:
+    """Once per session, copy a shared link's parameters into the session; returns problems."""
+    if st.session_state.get("_url_applied"):
+        return []
+    st.session_state["_url_applied"] = True
+    params = st.query_params
+    problems = []
+    repo = params.get("repo")
+    if repo:
+        kind, _, value = repo.partition(":")
+        if kind not in ("sample", "path") or not value:
+            problems.append(f"repo={repo!r} is not sample:NAME or path:PATH")
+        elif RepoChoice(kind, value) != st.session_state.get("repo_choice"):
+            try:
+                load_repo(RepoChoice(kind, value))
+            except (ValueError, OSError) as exc:  # IngestError is a ValueError
+                problems.append(f"could not open {repo!r}: {exc}")
+    for name, (key, allowed) in URL_KEYS.items():
+        raw = params.get(name)
+        if raw is None:
+            continue
+        value: Any = raw
+        if isinstance(allowed, range):
+            try:
+                value = int(raw)
+            except ValueError:
+                value = None
+        if allowed is not None and value not in allowed:
+            problems.append(f"ignored {name}={raw!r}")
+            continue
+        st.session_state[key] = value
+    return problems
+
+
+def write_url_params(values: dict[str, object]) -> None:
+    """Put the current repository, settings and ``values`` in the URL (empty ones dropped)."""
+    ss = st.session_state
+    params: dict[str, object] = {"repo": current_choice().url_value}
+    params.update({name: ss.get(key) for name, (key, _) in URL_KEYS.items()})
+    params.update(values)
+    st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})
+
+
+def unit_targets(repo: Repository) -> dict[str, Target]:
+    """Every unit of the repository as a search target, keyed ``path:qualname:start``."""
+    targets = {}
+    for analysis in repo_analyses(repo):
+        path = analysis.source.info.path
+        for unit in analysis.units:
+            targets[f"{path}:{unit.qualname}:{unit.start_line}"] = Target(
+                file=path,
+                start_line=unit.start_line,
+                end_line=unit.end_line,
+                name=unit.name,
+                qualname=unit.qualname,
+                kind=unit.kind,
+            )
+    return targets
+
+
+def parse_queries(data: bytes) -> list[Query]:
+    """Queries from JSONL bytes (the ``queries.jsonl`` format); ValueError names the line."""
+    queries = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            queries.append(query_from_dict(json.loads(line)))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"line {number} is not a query record: {exc!r}") from exc
+    if not queries:
+        raise ValueError("the file holds no queries")
+    return queries

@@ -1,0 +1,121 @@
+"""Chunks and AST: one file's chunks drawn over its source, its syntax tree and its units."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from nexus.pipeline import chunk_analysis, pick_profile
+from nexus.ui import render, state
+
+state.page_setup("Chunks and AST")
+config = state.settings_sidebar()
+repo = state.current_repo()
+st.title("Chunks and AST")
+
+path = state.file_picker(repo)
+if path is None:
+    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.stop()
+
+analysis = state.file_analysis(repo, path, config.encoding)
+chunks = chunk_analysis(analysis, config, repo=repo.name)
+profile, reason = pick_profile(analysis, config)
+pieces, window, exact = state.window_counts(chunks)
+over = [i for i, n in enumerate(pieces) if n > window]
+
+cols = st.columns(5)
+cols[0].metric("Chunks", len(chunks))
+cols[1].metric("Units found", len(analysis.units))
+cols[2].metric("Lines", analysis.source.text.count("\n") + 1)
+cols[3].metric("Largest chunk", f"{max((c.token_count for c in chunks), default=0)} tok")
+cols[4].metric(
+    "Over model window",
+    len(over),
+    help=f"Chunks whose embedding text exceeds {window} word pieces"
+    + ("" if exact else " (estimated: the model is not loaded yet)"),
+)
+st.caption(f"Profile **{profile.name}**: {reason}.")
+
+if not chunks:
+    st.info("This file is empty: there is nothing to chunk.")
+    st.stop()
+
+options = list(range(len(chunks)))
+if st.session_state.get("chunk", 0) not in options:
+    st.session_state["chunk"] = 0
+selected = st.selectbox(
+    "Chunk to inspect",
+    options,
+    key="chunk",
+    format_func=lambda i: (
+        f"#{i + 1}  L{chunks[i].start_line}–{chunks[i].end_line}  "
+        f"{chunks[i].symbol or '(module code)'}  ·  {chunks[i].token_count} tok"
+    ),
+)
+
+labels = [
+    render.chunk_label(i, c, pieces[i], window if i in over else 0) for i, c in enumerate(chunks)
+]
+lines = render.highlighted_lines(analysis.source.text, analysis.language)
+code, tree = st.columns([3, 2])
+with code:
+    st.markdown("**Source with chunk boundaries** (the selected chunk in green)")
+    pane = render.Pane("AST chunks", chunks, labels, selected)
+    st.html(render.code_view(lines, [pane], height=680))
+with tree:
+    chunk = chunks[selected]
+    st.markdown(f"**Syntax tree of chunk #{selected + 1}** (L{chunk.start_line}–{chunk.end_line})")
+    rows, cut = render.ast_outline(analysis.tree, chunk.start_byte, chunk.end_byte)
+    st.html(render.outline_html(rows, cut=cut))
+
+sizes, table, units = st.tabs(["Chunk sizes", "Chunk metadata", "Units vs regex baseline"])
+with sizes:
+    fig = px.histogram(
+        x=[c.token_count for c in chunks], nbins=20, labels={"x": "tokens per chunk"}, height=320
+    )
+    fig.add_vline(x=config.max_tokens, line_dash="dash", line_color="red", annotation_text="max")
+    fig.add_vline(x=config.min_tokens, line_dash="dot", line_color="gray", annotation_text="min")
+    fig.update_layout(yaxis_title="chunks", margin=dict(l=10, r=10, t=30, b=10))
+    st.plotly_chart(fig, key="size_histogram")
+with table:
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "#": i + 1,
+                "lines": f"{c.start_line}–{c.end_line}",
+                "tokens": c.token_count,
+                "word pieces": pieces[i],
+                "symbol": c.symbol or "",
+                "kind": c.symbol_kind or "",
+                "parent": c.parent or "",
+                "symbols": ", ".join(c.symbols),
+                "imports": ", ".join(c.imports),
+                "exported": c.exported,
+                "profile": c.profile,
+                "parse error": c.has_error,
+                "id": c.id,
+            }
+            for i, c in enumerate(chunks)
+        ),
+        hide_index=True,
+    )
+    st.caption("word pieces: " + ("counted by the loaded model" if exact else "estimated"))
+with units:
+    unit_rows, regex_count = state.unit_rows(repo, path)
+    missed = sum(1 for row in unit_rows if not row["regex_found"])
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Units (AST)", len(unit_rows))
+    c2.metric("Functions (regex baseline)", regex_count)
+    c3.metric("Units the regex misses", missed)
+    if unit_rows:
+        frame = pd.DataFrame(unit_rows)
+        frame["range"] = frame["start_line"].astype(str) + "–" + frame["end_line"].astype(str)
+        frame = frame[["name", "kind", "lines", "range", "exported", "regex_found"]]
+        styled = frame.style.apply(
+            lambda row: ["background-color:#fee2e2" if not row["regex_found"] else ""] * len(row),
+            axis=1,
+        )
+        st.dataframe(styled, hide_index=True)
+        st.caption("Rows in red: units the regex baseline does not find.")

@@ -1,0 +1,128 @@
+"""Compare: line-based and AST chunks of the same code, side by side and in numbers."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from nexus.fragmentation import summarize, unit_fates
+from nexus.pipeline import chunk_analysis
+from nexus.types import Chunk
+from nexus.ui import render, state
+
+state.page_setup("Compare")
+config = state.settings_sidebar()
+lines_config = config.with_(strategy="lines")
+repo = state.current_repo()
+st.title("Line-based vs AST chunks")
+st.caption(
+    f"Baseline: windows of {config.line_window} lines. AST: max {config.max_tokens} / "
+    f"min {config.min_tokens} tokens, profile {config.profile}. A unit is *split* when no "
+    "single chunk holds all of it; *dilution* is the share of a chunk's lines that belong "
+    "to the unit (1 = the chunk is just that unit)."
+)
+if not state.chunkable_paths(repo):
+    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.stop()
+
+
+def summary_rows(by_strategy: dict[str, tuple[list[Chunk], list]]) -> pd.DataFrame:
+    """One row per strategy: chunk counts and sizes, units split, mean dilution."""
+    rows = []
+    for name, (chunks, fates) in by_strategy.items():
+        s = summarize(fates)
+        sizes = [c.token_count for c in chunks]
+        rows.append(
+            {
+                "strategy": name,
+                "chunks": len(chunks),
+                "mean tokens": round(sum(sizes) / max(len(sizes), 1)),
+                "max tokens": max(sizes, default=0),
+                "units": s.units,
+                "units split": s.split,
+                "intact share": f"{s.intact_share:.0%}",
+                "mean pieces when split": round(s.mean_pieces_when_split, 2),
+                "mean dilution": round(s.mean_dilution, 3),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def size_histogram(line_chunks: list[Chunk], ast_chunks: list[Chunk], key: str) -> None:
+    fig = go.Figure()
+    for name, chunks, colour in (
+        ("lines", line_chunks, "#f59e0b"),
+        ("AST", ast_chunks, "#3b82f6"),
+    ):
+        fig.add_histogram(
+            x=[c.token_count for c in chunks], name=name, opacity=0.6, marker_color=colour
+        )
+    fig.update_layout(
+        barmode="overlay",
+        height=300,
+        xaxis_title="tokens per chunk",
+        yaxis_title="chunks",
+        margin=dict(l=10, r=10, t=30, b=10),
+        title="Chunk sizes",
+    )
+    st.plotly_chart(fig, key=key)
+
+
+this_file, whole = st.tabs(["This file", "Whole repository"])
+with this_file:
+    path = state.file_picker(repo)
+    analysis = state.file_analysis(repo, path, config.encoding)
+    ast_chunks = chunk_analysis(analysis, config, repo=repo.name)
+    line_chunks = chunk_analysis(analysis, lines_config, repo=repo.name)
+    st.dataframe(
+        summary_rows(
+            {
+                "lines": (line_chunks, unit_fates(analysis.units, line_chunks)),
+                "AST": (ast_chunks, unit_fates(analysis.units, ast_chunks)),
+            }
+        ),
+        hide_index=True,
+    )
+    code_col, chart_col = st.columns([3, 1])
+    with code_col:
+        lines = render.highlighted_lines(analysis.source.text, analysis.language)
+        panes = [
+            render.Pane(f"Line-based ({len(line_chunks)} chunks)", line_chunks),
+            render.Pane(f"AST ({len(ast_chunks)} chunks)", ast_chunks),
+        ]
+        st.html(render.code_view(lines, panes, height=640))
+    with chart_col:
+        size_histogram(line_chunks, ast_chunks, "file_sizes")
+
+with whole:
+    line_all = state.repo_chunks(repo, lines_config)
+    ast_all = state.repo_chunks(repo, config)
+    line_fates = state.repo_fates(repo, lines_config)
+    ast_fates = state.repo_fates(repo, config)
+    st.dataframe(
+        summary_rows(
+            {
+                "lines": (line_all, [f for fs in line_fates.values() for f in fs]),
+                "AST": (ast_all, [f for fs in ast_fates.values() for f in fs]),
+            }
+        ),
+        hide_index=True,
+    )
+    size_histogram(line_all, ast_all, "repo_sizes")
+    per_file = []
+    for file, fates in ast_fates.items():
+        per_file.append(
+            {
+                "file": file,
+                "units": len(fates),
+                "chunks (lines)": sum(1 for c in line_all if c.file == file),
+                "chunks (AST)": sum(1 for c in ast_all if c.file == file),
+                "split (lines)": summarize(line_fates[file]).split,
+                "split (AST)": summarize(fates).split,
+                "dilution (lines)": round(summarize(line_fates[file]).mean_dilution, 3),
+                "dilution (AST)": round(summarize(fates).mean_dilution, 3),
+            }
+        )
+    st.markdown("**Per file**")
+    st.dataframe(pd.DataFrame(per_file), hide_index=True)

@@ -1,0 +1,128 @@
+"""Search: one query against the line-based and the AST index, side by side."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from nexus.embedding import ModelUnavailableError
+from nexus.evaluation import QueryOutcome, Target, target_mask
+from nexus.index import VectorIndex
+from nexus.ui import state
+
+state.page_setup("Search")
+problems = state.apply_url_params()
+st.session_state.setdefault("k", 5)
+config = state.settings_sidebar()
+repo = state.current_repo()
+st.title("Search")
+for problem in problems:
+    st.warning(f"Link: {problem}")
+if not state.chunkable_paths(repo):
+    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.stop()
+
+refresh = st.button("Rebuild indexes", key="refresh", help="Re-chunk and re-index (cache kept).")
+try:
+    engine = state.side_by_side(repo, config, refresh=refresh)
+except ModelUnavailableError as exc:
+    st.error(f"The embedding model is not available: {exc}")
+    st.stop()
+stats = st.session_state.get("index_stats", {})
+st.caption(
+    f"{len(engine.lines_index)} line-based and {len(engine.ast_index)} AST chunks indexed with "
+    f"`{engine.embedder.name}`; last build embedded {stats.get('misses', 0)} new texts and "
+    f"took {stats.get('hits', 0)} from the cache."
+)
+
+left, right = st.columns([3, 1])
+query = left.text_input(
+    "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
+)
+k = right.slider("Top k", 1, 20, key="k")
+targets = state.unit_targets(repo)
+if st.session_state.get("target") not in ("", None, *targets):
+    st.session_state["target"] = ""
+target_id = st.selectbox(
+    "Expected target (optional): where the answer lives",
+    ["", *sorted(targets, key=lambda t: (targets[t].file, targets[t].start_line))],
+    key="target",
+    format_func=lambda t: (
+        "(none)"
+        if not t
+        else f"{targets[t].qualname} ({targets[t].kind}) · {targets[t].file}:"
+        f"{targets[t].start_line}–{targets[t].end_line}"
+    ),
+)
+target = targets.get(target_id) if target_id else None
+state.write_url_params({})
+if not query.strip():
+    st.info("Type a query to search both indexes. The URL keeps query and settings, for sharing.")
+    st.stop()
+
+result = engine.query(query, k=k, target=target)
+vector = engine.embedder.encode([query])[0]
+_LANG = {"javascript": "javascript", "typescript": "typescript", "tsx": "tsx"}
+
+
+def score_chart(index: VectorIndex, outcome: QueryOutcome, target: Target | None, key: str) -> None:
+    """Every chunk's score, with the top k and the target chunks marked."""
+    scores = index.all_scores(vector)
+    fig = go.Figure()
+    fig.add_histogram(x=scores, nbinsx=40, name="all chunks", marker_color="#cbd5e1")
+    fig.add_scatter(
+        x=[h.score for h in outcome.hits],
+        y=[0] * len(outcome.hits),
+        mode="markers",
+        name=f"top {k}",
+        marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
+        customdata=[h.chunk.id for h in outcome.hits],
+    )
+    if target is not None:
+        mask = target_mask(index.chunks, target)
+        fig.add_scatter(
+            x=scores[mask],
+            y=[0.5] * int(mask.sum()),
+            mode="markers",
+            name="target chunks",
+            marker=dict(symbol="star", size=15, color="#dc2626"),
+        )
+    fig.update_layout(
+        height=260,
+        margin=dict(l=10, r=10, t=30, b=10),
+        title="Score of every chunk",
+        xaxis_title="cosine similarity",
+        yaxis_title="chunks",
+        legend=dict(orientation="h", y=-0.35),
+    )
+    st.plotly_chart(fig, key=key)
+
+
+columns = st.columns(2)
+sides = (
+    (f"Line-based (windows of {config.line_window} lines)", result.lines, engine.lines_index),
+    (f"AST (max {config.max_tokens} tokens)", result.ast, engine.ast_index),
+)
+for column, (title, outcome, index) in zip(columns, sides, strict=True):
+    with column:
+        st.markdown(f"#### {title}")
+        if target is not None:
+            m1, m2, m3 = st.columns(3)
+            rank = str(outcome.rank) if outcome.rank else f">{k} (#{outcome.full_rank})"
+            m1.metric("Target rank", rank if outcome.full_rank else "no target chunk")
+            m2.metric("Target score", f"{outcome.score:.3f}" if outcome.score is not None else "–")
+            m3.metric(
+                "Margin",
+                f"{outcome.margin:+.3f}" if outcome.margin is not None else "–",
+                help="Best target score minus best other score; negative: a wrong chunk wins.",
+            )
+        score_chart(index, outcome, target, key=f"scores_{title[:3]}")
+        for hit in outcome.hits:
+            chunk = hit.chunk
+            mark = " ✅" if target is not None and target_mask([chunk], target)[0] else ""
+            st.markdown(
+                f"**{hit.rank}.** `{chunk.file}` L{chunk.start_line}–{chunk.end_line} · "
+                f"{chunk.symbol or '(module code)'} · score **{hit.score:.3f}**{mark}"
+            )
+            preview = "\n".join(chunk.text.splitlines()[:10])
+            st.code(preview, language=_LANG.get(chunk.language, "javascript"))

@@ -1,0 +1,89 @@
+"""Home page: sample, upload and local-path repositories, and their error messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ui_helpers import SAMPLES, metric, zip_folder
+
+
+def test_default_sample_is_scanned(page) -> None:
+    at = page("home").run()
+    assert not at.exception
+    assert at.selectbox(key="sample").value == "express-images"
+    assert metric(at, "Files") == "17"
+    assert metric(at, "Not chunked") == "6"
+    assert at.get("plotly_chart"), "the category x language chart is drawn"
+    skipped = at.dataframe[-1].value
+    assert "public/vendor.min.js" in set(skipped["path"])
+    assert skipped["reason"].str.len().min() > 0
+
+
+def test_other_sample(page) -> None:
+    at = page("home").run()
+    at.selectbox(key="sample").set_value("ts-payments").run()
+    assert not at.exception
+    assert at.session_state["repo"].name == "ts-payments"
+
+
+def test_upload_zip_becomes_the_repository_for_other_pages(page) -> None:
+    at = page("home").run()
+    at.radio(key="source").set_value("Upload a zip").run()
+    data = zip_folder(SAMPLES / "ts-payments" / "src")
+    at.file_uploader(key="upload").set_value(("payments-src.zip", data, "application/zip")).run()
+    assert not at.exception
+    assert not at.error
+    assert at.session_state["repo"].name == "payments-src"
+    assert int(metric(at, "Chunkable files")) > 5
+    at.switch_page("pages/1_Chunks_and_AST.py").run()
+    assert not at.exception
+    assert "payments-src" in at.sidebar.markdown[0].value
+    assert int(metric(at, "Chunks")) > 0
+
+
+def test_bad_zip_shows_an_error(page) -> None:
+    at = page("home").run()
+    at.radio(key="source").set_value("Upload a zip").run()
+    at.file_uploader(key="upload").set_value(("broken.zip", b"not a zip", "application/zip")).run()
+    assert not at.exception
+    assert "not a valid zip" in at.error[0].value
+
+
+def test_path_outside_allowed_roots_is_refused(page, tmp_path: Path) -> None:
+    (tmp_path / "index.js").write_text("function f() {}\n")
+    at = page("home").run()
+    at.radio(key="source").set_value("Local path").run()
+    at.text_input(key="local_path").input(str(tmp_path)).run()
+    assert not at.exception
+    assert "outside the allowed roots" in at.error[0].value
+
+
+def test_local_path_inside_roots(page) -> None:
+    at = page("home").run()
+    at.radio(key="source").set_value("Local path").run()
+    at.text_input(key="local_path").input(str(SAMPLES / "react-dashboard")).run()
+    assert not at.exception
+    assert not at.error
+    assert at.session_state["repo"].name == "react-dashboard"
+
+
+def test_missing_path_shows_an_error(page) -> None:
+    at = page("home").run()
+    at.radio(key="source").set_value("Local path").run()
+    at.text_input(key="local_path").input(str(SAMPLES / "no-such-repo")).run()
+    assert not at.exception
+    assert "does not exist" in at.error[0].value
+
+
+def test_zip_without_code_warns_and_pages_cope(page, tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# only docs\n")
+    at = page("home").run()
+    at.radio(key="source").set_value("Upload a zip").run()
+    at.file_uploader(key="upload").set_value(("docs.zip", zip_folder(tmp_path), "application/zip"))
+    at.run()
+    assert not at.exception
+    assert any("no chunkable" in w.value for w in at.warning)
+    for target in ("pages/1_Chunks_and_AST.py", "pages/2_Compare.py", "pages/3_Search.py"):
+        at.switch_page(target).run()
+        assert not at.exception
+        assert at.warning
