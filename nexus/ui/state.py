@@ -43,10 +43,10 @@ CACHE_ENV = "NEXUS_CACHE_DIR"
 EMBEDDER_FACTORY: Callable[[], Embedder] | None = None
 
 DEFAULTS: dict[str, Any] = {
-    "max_tokens": 256,
-    "min_tokens": 48,
-    "profile": "auto",
-    "line_window": 50,
+    "max_tokens": ChunkConfig().max_tokens,
+    "min_tokens": ChunkConfig().min_tokens,
+    "profile": ChunkConfig().profile,
+    "line_window": ChunkConfig().line_window,
 }
 #: Widget keys whose values survive a page switch.
 KEPT_KEYS = (*DEFAULTS, "source", "sample", "local_path", "file", "query", "k", "target")
@@ -236,7 +236,7 @@ def settings_sidebar() -> ChunkConfig:
         st.slider(
             "max_tokens",
             64,
-            1024,
+            2048,
             step=16,
             key="max_tokens",
             help="Largest AST chunk in tokens; bigger units are split along their children.",
