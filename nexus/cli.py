@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nexus.config import ChunkConfig, load_config
+from nexus.embedding import ModelUnavailableError
 from nexus.sources import IngestError, open_repository
 
 
@@ -90,10 +91,16 @@ def cmd_chunk(args: argparse.Namespace) -> int:
 
 
 def _embedder(args: argparse.Namespace):
-    """The default embedder behind the on-disk cache (imports torch only when it embeds)."""
+    """The embedder behind the on-disk cache (imports torch only when it embeds).
+
+    ``--model DIR`` or ``[embedding] model`` in the config file names a local
+    sentence-transformers folder; the default is the bundled all-MiniLM-L6-v2.
+    """
+    from nexus.config import load_model_path
     from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder
 
-    return CachedEmbedder(default_embedder(), EmbeddingCache(args.cache))
+    model = args.model or (load_model_path(args.config) if args.config else None)
+    return CachedEmbedder(default_embedder(model_path=model), EmbeddingCache(args.cache))
 
 
 def _analyses(args: argparse.Namespace, config: ChunkConfig):
@@ -262,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_chunk_options(index)
     index.add_argument("--out", help="index folder (default .nexus-cache/indexes/REPO-STRATEGY)")
     index.add_argument("--cache", default=".nexus-cache", help=cache_help)
+    index.add_argument("--model", help="local sentence-transformers model folder")
     index.set_defaults(run=cmd_index)
 
     search = verbs.add_parser("search", help="query line-based and AST chunks side by side")
@@ -272,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
     search.add_argument("--cache", default=".nexus-cache", help=cache_help)
+    search.add_argument("--model", help="local sentence-transformers model folder")
     search.set_defaults(run=cmd_search)
 
     evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
@@ -284,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
     evaluate.add_argument("--sweep-min", default="0,16,32,64")
     evaluate.add_argument("--cache", default=".nexus-cache", help=cache_help)
+    evaluate.add_argument("--model", help="local sentence-transformers model folder")
     evaluate.set_defaults(run=cmd_eval)
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles")
@@ -298,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except BrokenPipeError:  # output piped into `head`
         return 0
-    except (IngestError, ValueError, FileNotFoundError) as exc:
+    except (IngestError, ValueError, FileNotFoundError, ModelUnavailableError) as exc:
         print(f"nexus: error: {exc}", file=sys.stderr)
         return 2
 

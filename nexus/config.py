@@ -64,20 +64,34 @@ class ChunkConfig:
         return cls(**data)  # type: ignore[arg-type]
 
 
-def load_config(path: str | Path) -> ChunkConfig:
-    """Read settings from a ``.toml`` (table ``[chunking]`` or top level) or ``.json`` file."""
+def read_settings_file(path: str | Path) -> dict[str, object]:
+    """The raw tables of a ``.toml`` or ``.json`` settings file."""
     path = Path(path)
     raw = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
-        data = json.loads(raw)
-    elif path.suffix == ".toml":
-        data = tomllib.loads(raw)
-    else:
-        raise ValueError(f"config file must end in .toml or .json: {path}")
+        return json.loads(raw)
+    if path.suffix == ".toml":
+        return tomllib.loads(raw)
+    raise ValueError(f"config file must end in .toml or .json: {path}")
+
+
+def load_config(path: str | Path) -> ChunkConfig:
+    """Chunking settings: table ``[chunking]``, or the top level of the file.
+
+    The same file may hold ``[profiles.NAME]`` (read by ``profiles.load_profiles``)
+    and ``[embedding]`` (read by ``load_model_path``).
+    """
+    data = read_settings_file(path)
     data = data.get("chunking", data)
-    # A config file may also carry a custom profile table; that is read by profiles.py.
-    data = {k: v for k, v in data.items() if k != "profiles"}
+    data = {k: v for k, v in data.items() if k not in ("profiles", "embedding")}
     return ChunkConfig.from_dict(data)
+
+
+def load_model_path(path: str | Path) -> str | None:
+    """``[embedding] model = "DIR"``: a local sentence-transformers model folder, if set."""
+    table = read_settings_file(path).get("embedding", {})
+    model = table.get("model") if isinstance(table, dict) else None
+    return str(model) if model else None
 
 
 def dump_config_toml(config: ChunkConfig) -> str:

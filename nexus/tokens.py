@@ -67,14 +67,19 @@ class TokenIndex:
         lengths = _token_byte_lengths(encoding)[tokens]
         self.starts: list[int] = (np.cumsum(lengths) - lengths).tolist()
         self.encoding = encoding
+        self._exact: dict[tuple[int, int], int] = {}
 
     def estimate(self, start: int, end: int) -> int:
         """Tokens starting inside the byte range ``[start, end)``."""
         return bisect_left(self.starts, end) - bisect_left(self.starts, start)
 
     def exact(self, data: bytes, start: int, end: int) -> int:
-        """Exact count of the slice encoded alone."""
-        return count_tokens(data[start:end].decode("utf-8"), self.encoding)
+        """Exact count of the slice encoded alone, remembered: after a slider move most
+        chunks (whole units) have the same range as before and cost nothing."""
+        key = (start, end)
+        if key not in self._exact:
+            self._exact[key] = count_tokens(data[start:end].decode("utf-8"), self.encoding)
+        return self._exact[key]
 
     def split_points(self, start: int, end: int, budget: int) -> list[int]:
         """Byte offsets inside ``(start, end)`` that cut the range into pieces of

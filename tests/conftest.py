@@ -9,13 +9,11 @@ import pytest
 def real_embedder():
     """The bundled all-MiniLM-L6-v2 embedder, loaded once per test session.
 
-    Skips (rather than fails) where the model package is not installed.
+    The model package is a dependency of the project, so a missing model fails
+    the tests rather than skipping them.
     """
-    from nexus.embedding import ModelUnavailableError, SentenceTransformerEmbedder
+    from nexus.embedding import SentenceTransformerEmbedder
 
-    try:
-        embedder = SentenceTransformerEmbedder()
-        embedder.load()
-    except ModelUnavailableError as exc:
-        pytest.skip(str(exc))
+    embedder = SentenceTransformerEmbedder()
+    embedder.load()
     return embedder

@@ -145,3 +145,19 @@ def test_crlf_file_keeps_line_numbers():
     analysis, chunks = chunk_text(text, language="javascript", max_tokens=16, min_tokens=0)
     check_invariants(analysis, chunks, 16)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("a", 1, 3), ("b", 5, 7)]
+
+
+def test_doc_comment_decorators_and_export_stay_with_their_declaration():
+    filler = "\n".join(
+        f"  m{i}(x: number): number {{\n    return x * {i} + {i};\n  }}" for i in range(8)
+    )
+    text = (
+        "/** Charges customers. */\n@Injectable()\nexport class PaymentService {\n"
+        f"  /** Pays. */\n  @Retry(3)\n  async pay(amount: number): Promise<void> {{\n"
+        f"    await this.client.charge(amount);\n  }}\n{filler}\n}}\n"
+    )
+    _, chunks = chunk_text(text, max_tokens=48, min_tokens=0, profile="oop")
+    first = chunks[0].text
+    assert first.startswith("/** Charges customers. */\n@Injectable()\nexport class PaymentService")
+    pay = next(c for c in chunks if c.symbol == "PaymentService.pay")
+    assert pay.text.lstrip().startswith("/** Pays. */\n  @Retry(3)\n  async pay(")

@@ -1,0 +1,34 @@
+"""Line-based vs AST retrieval on a sample repo's own queries, with the real model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexus.config import ChunkConfig
+from nexus.embedding import CachedEmbedder, EmbeddingCache, WordsView
+from nexus.evaluation import compare, load_queries
+from nexus.index import build_indexes
+from nexus.pipeline import chunk_repository
+from nexus.sources import open_repository
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "express-images"
+
+
+@pytest.mark.model
+def test_ast_chunks_beat_line_windows_on_the_sample_queries(real_embedder, tmp_path):
+    repo = open_repository(SAMPLE)
+    queries = load_queries(SAMPLE / "queries.jsonl")
+    embedder = CachedEmbedder(WordsView(real_embedder), EmbeddingCache(tmp_path))
+    config = ChunkConfig()
+    line_chunks = chunk_repository(repo, config.with_(strategy="lines"))
+    ast_chunks = chunk_repository(repo, config)
+    lines_index, ast_index = build_indexes([line_chunks, ast_chunks], embedder)
+    result = compare(queries, lines_index, ast_index, embedder)
+    lines, ast = result.baseline.metrics["doc"], result.candidate.metrics["doc"]
+    assert ast["overlap50:MRR@10"] > lines["overlap50:MRR@10"]
+    assert ast["lines@5"] < lines["lines@5"] / 2
+    # Re-indexing with the same settings embeds nothing new.
+    build_indexes([ast_chunks], embedder)
+    assert embedder.last_misses == 0 and embedder.last_hits == len(ast_chunks)
