@@ -261,32 +261,34 @@ def ast_spans(
 def _absorb_trivial(
     spans: list[tuple[int, int, int]], splitter: _Splitter
 ) -> list[tuple[int, int, int]]:
-    """Join chunks holding at most one word (``}``, ``});``, ``export``) to a neighbour
-    when the exact count of the result fits: the last guard against lone braces."""
+    """The last guard against lone braces: a chunk of at most one word (``}``, ``});``,
+    ``export``) joins the chunk before it, else the one after it, when the exact count
+    of the result fits; failing both, the chunk before it is cut again together with it
+    (the splitter never leaves a one-word tail)."""
     data = splitter.analysis.data
-    out: list[tuple[int, int, int]] = []
-    pending: tuple[int, int, int] | None = None  # a trivial chunk that could not go back
-    for span in spans:
-        if pending is not None:
-            joined = splitter.exact(pending[0], span[1])
-            if joined <= splitter.max_tokens:
-                span = (pending[0], span[1], joined)
-            else:
-                out.append(pending)
-            pending = None
-        if len(_WORDS.findall(data, span[0], span[1])) <= 1 and out:
-            joined = splitter.exact(out[-1][0], span[1])
-            if joined <= splitter.max_tokens:
-                out[-1] = (out[-1][0], span[1], joined)
-                continue
-            pending = span
+    out = list(spans)
+    index = 0
+    while index < len(out):
+        start, end, _ = out[index]
+        if len(_WORDS.findall(data, start, end)) > 1:
+            index += 1
             continue
-        if len(_WORDS.findall(data, span[0], span[1])) <= 1 and not out:
-            pending = span
-            continue
-        out.append(span)
-    if pending is not None:
-        out.append(pending)
+        if index > 0 and splitter.exact(out[index - 1][0], end) <= splitter.max_tokens:
+            out[index - 1 : index + 1] = [
+                (out[index - 1][0], end, splitter.exact(out[index - 1][0], end))
+            ]
+        elif (
+            index + 1 < len(out) and splitter.exact(start, out[index + 1][1]) <= splitter.max_tokens
+        ):
+            out[index : index + 2] = [
+                (start, out[index + 1][1], splitter.exact(start, out[index + 1][1]))
+            ]
+        elif index > 0:
+            pieces = splitter.split(out[index - 1][0], end)
+            out[index - 1 : index + 1] = pieces
+            index = index - 1 + len(pieces)  # past the re-cut pieces: never loops
+        else:
+            index += 1
     return out
 
 
