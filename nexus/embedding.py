@@ -173,16 +173,12 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder(name={self.name!r}, path={str(self.model_path)!r})"
 
 
-class WordsView:
-    """Embeds ``code_as_words(text)`` for every text, chunks and queries alike.
-
-    Chunk embedding texts are already in this view (it is idempotent); queries
-    that name identifiers (``getQueryData``) need it to meet the chunks' words.
-    """
+class _Wrapper:
+    """An embedder that changes how another one is called, keeping its model facts."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.name = f"{inner.name}+words"
+        self.name: str = inner.name
 
     @property
     def dim(self) -> int:
@@ -191,6 +187,18 @@ class WordsView:
     @property
     def max_seq_length(self) -> int:
         return self.inner.max_seq_length
+
+
+class WordsView(_Wrapper):
+    """Embeds ``code_as_words(text)`` for every text, chunks and queries alike.
+
+    Chunk embedding texts are already in this view (it is idempotent); queries
+    that name identifiers (``getQueryData``) need it to meet the chunks' words.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.name = f"{inner.name}+words"
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         return self.inner.encode([code_as_words(t) for t in texts], progress)
@@ -282,7 +290,7 @@ class EmbeddingCache:
                 db.execute("DELETE FROM embeddings WHERE model = ?", (model,))
 
 
-class CachedEmbedder:
+class CachedEmbedder(_Wrapper):
     """Embeds only the texts the cache lacks; counts hits and misses.
 
     ``hits`` / ``misses`` accumulate over the embedder's life; ``last_hits`` /
@@ -291,19 +299,10 @@ class CachedEmbedder:
     """
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-        self.name: str = inner.name
         self.hits = self.misses = 0
         self.last_hits = self.last_misses = 0
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def max_seq_length(self) -> int:
-        return self.inner.max_seq_length
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         keys = [text_key(t) for t in texts]

@@ -27,6 +27,7 @@ import numpy as np
 
 from nexus.embedding import Embedder
 from nexus.index import Hit, VectorIndex
+from nexus.tables import text_table
 from nexus.types import Chunk
 
 RULES = ("overlap50", "contains")
@@ -416,11 +417,8 @@ def render_text(table: Table, max_width: int = 60) -> str:
         text = text.replace("\n", " ")
         return text if len(text) <= max_width else text[: max_width - 1] + "…"
 
-    grid = [[cut(c) for c in headers]] + [[cut(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in grid) for i in range(len(headers))]
-    out = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in grid]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(out) + "\n"
+    lines = text_table([cut(c) for c in headers], [[cut(c) for c in row] for row in rows])
+    return "\n".join(lines) + "\n"
 
 
 def save_report(report: EvalReport, path: str | os.PathLike[str]) -> None:
