@@ -207,7 +207,8 @@ READ_JS = """
   const value = metric && metric.querySelector("[data-testid='stMetricValue']");
   const profileBox = q("[data-testid='stSidebar'] [data-testid='stSelectbox']")
     .find((el) => el.innerText.includes('Profile'));
-  const profile = profileBox ? profileBox.innerText.split('\\n').pop().trim() : null;
+  const input = profileBox && profileBox.querySelector('input');
+  const profile = input ? input.value : null;
   return {
     state: document.querySelector("[data-testid='stApp']").getAttribute('data-test-script-state'),
     skeleton: !!document.querySelector("[data-testid='stSkeleton']"),
@@ -314,7 +315,7 @@ class Bench:
         def act() -> None:
             # Open the list first without arming; the click on the option is t0.
             self.page.evaluate("() => { window.__nx.armed = false; }")
-            box.locator("[data-baseweb='select']").click()
+            box.get_by_role("button", name="Open").click()
             option = self.page.get_by_role("option", name=profile, exact=True)
             option.wait_for()
             self.page.evaluate("() => { window.__nx.armed = true; }")

@@ -70,9 +70,16 @@ class IngestError(ValueError):
     """A repository could not be read; the message says what was wrong and how to fix it."""
 
 
+#: Colon-separated folders a served dashboard may open (default: cwd and sample_repos).
+ALLOWED_ROOTS_ENV = "NEXUS_ALLOWED_ROOTS"
+
+
 def default_allowed_roots() -> tuple[Path, ...]:
-    """Roots a server would typically allow: the working directory and the sample repos."""
-    return (Path.cwd(), _PROJECT_ROOT / "sample_repos")
+    """Roots a server allows: ``$NEXUS_ALLOWED_ROOTS`` if set, else the working
+    directory and the sample repos."""
+    configured = os.environ.get(ALLOWED_ROOTS_ENV, "")
+    roots = tuple(Path(p).expanduser() for p in configured.split(os.pathsep) if p)
+    return roots or (Path.cwd(), _PROJECT_ROOT / "sample_repos")
 
 
 @dataclass(frozen=True)

@@ -636,3 +636,18 @@ def test_zip_hostile_bytes_decode_like_files() -> None:
     bom, bad = repo.read("bom.js"), repo.read("bad.js")
     assert (bom.had_bom, bom.text) == (True, "x;\r\n")
     assert (bad.decode_errors, bad.text) == (1, "a\ufffd;\n")
+
+
+def test_allowed_roots_come_from_the_environment(tmp_path, monkeypatch):
+    from nexus.sources import default_allowed_roots
+
+    inside = tmp_path / "repos" / "a"
+    inside.mkdir(parents=True)
+    (inside / "x.js").write_text("const a = 1;\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.setenv("NEXUS_ALLOWED_ROOTS", str(tmp_path / "repos"))
+    settings = IngestSettings(allowed_roots=default_allowed_roots())
+    assert [f.path for f in open_repository(inside, settings=settings).files] == ["x.js"]
+    with pytest.raises(IngestError, match="outside the allowed roots"):
+        open_repository(outside, settings=settings)
