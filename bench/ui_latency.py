@@ -14,8 +14,8 @@ times, in the browser with ``performance.now()``:
 
 One sample runs from the key press (or the click on the option) to the moment the
 page is settled: the script ran after the press and is ``notRunning`` again, no
-element is stale, no skeleton is left, and the "Chunks" metric shows the count that
-the settings now on screen give (the bench computes those counts itself with
+element is stale, no skeleton is left, and the "Chunks" and "Largest chunk" metrics
+show what the settings now on screen give (the bench computes them itself with
 ``nexus.pipeline.chunk_analysis``, so a half-drawn page cannot pass for a settled
 one). A MutationObserver stamps the script-state changes, which splits each sample
 into "press -> script starts" (widget debounce + websocket) and "script runs"
@@ -70,6 +70,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 #: The sidebar sliders as ``state.settings_sidebar`` draws them: (min, max, step).
+SHOWN = ("max_tokens", "min_tokens", "profile", "chunks", "largest")
 SLIDERS = {"max_tokens": (64, 2048, 16), "min_tokens": (0, 256, 8)}
 
 sys.path.insert(0, str(ROOT))
@@ -162,14 +163,16 @@ class Expected:
 
         self.analysis = analyze(repo.read(self.path), self.encoding)
 
-    def count(self, max_tokens: int, min_tokens: int, profile: str) -> int:
+    def count(self, max_tokens: int, min_tokens: int, profile: str) -> str:
+        """``"chunks|largest"``: the page's "Chunks" and "Largest chunk" metrics."""
         from nexus.config import ChunkConfig
         from nexus.pipeline import chunk_analysis
 
         config = ChunkConfig(
             max_tokens=max_tokens, min_tokens=min(min_tokens, max_tokens), profile=profile
         )
-        return len(chunk_analysis(self.analysis, config, repo=self.repo.name))
+        chunks = chunk_analysis(self.analysis, config, repo=self.repo.name)
+        return f"{len(chunks)}|{max((c.token_count for c in chunks), default=0)}"
 
 
 # --- the browser ---------------------------------------------------------------------
@@ -200,11 +203,14 @@ READ_JS = """
     const shown = box && box.querySelector("[data-testid='stSliderThumbValue']");
     return shown ? parseInt(shown.innerText, 10) : null;
   };
-  const metric = q("[data-testid='stMetric']").find((el) => {
-    const label = el.querySelector("[data-testid='stMetricLabel']");
-    return label && label.innerText.trim() === 'Chunks';
-  });
-  const value = metric && metric.querySelector("[data-testid='stMetricValue']");
+  const metric = (name) => {
+    const box = q("[data-testid='stMetric']").find((el) => {
+      const label = el.querySelector("[data-testid='stMetricLabel']");
+      return label && label.innerText.trim() === name;
+    });
+    const value = box && box.querySelector("[data-testid='stMetricValue']");
+    return value ? parseInt(value.innerText.replace(/,/g, ''), 10) : null;
+  };
   const profileBox = q("[data-testid='stSidebar'] [data-testid='stSelectbox']")
     .find((el) => el.innerText.includes('Profile'));
   const input = profileBox && profileBox.querySelector('input');
@@ -213,7 +219,8 @@ READ_JS = """
     state: document.querySelector("[data-testid='stApp']").getAttribute('data-test-script-state'),
     skeleton: !!document.querySelector("[data-testid='stSkeleton']"),
     stale: !!document.querySelector("[data-stale='true']"),
-    chunks: value ? parseInt(value.innerText.replace(/,/g, ''), 10) : null,
+    chunks: metric('Chunks'),
+    largest: metric('Largest chunk'),
     max_tokens: slider('max_tokens'),
     min_tokens: slider('min_tokens'),
     profile,
@@ -223,8 +230,7 @@ READ_JS = """
 
 # Settled: a rerun began after t0 and ended, nothing stale or loading, and the Chunks
 # metric equals what the settings on screen give (``counts`` maps "max|min|profile").
-SETTLED_JS = (
-    """
+SETTLED_JS = """
 (counts) => {
   const nx = window.__nx;
   if (nx.t0 === null) return false;
@@ -233,7 +239,7 @@ SETTLED_JS = (
   const s = (%s)();
   if (s.state !== 'notRunning' || s.skeleton || s.stale) return false;
   const want = counts[`${s.max_tokens}|${s.min_tokens}|${s.profile}`];
-  if (want === undefined || s.chunks !== want) return false;
+  if (want === undefined || `${s.chunks}|${s.largest}` !== want) return false;
   const started = after.find((e) => e[1] === 'running')[0];
   const ended = after.filter((e) => e[1] === 'notRunning').pop();
   return {
@@ -244,9 +250,7 @@ SETTLED_JS = (
     shown: s,
   };
 }
-"""
-    % READ_JS.strip()
-)
+""" % READ_JS.strip()
 
 
 def wait_idle(page) -> None:
@@ -263,7 +267,7 @@ class Bench:
     def __init__(self, page, expected: Expected) -> None:
         self.page = page
         self.expected = expected
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, str] = {}
 
     def read(self) -> dict[str, Any]:
         return self.page.evaluate(READ_JS)
@@ -399,8 +403,8 @@ def run_browser(url: str, expected: Expected, args: argparse.Namespace) -> dict[
                 shown = result.pop("shown")
                 result.update(
                     action=what,
-                    before={k: before[k] for k in ("max_tokens", "min_tokens", "profile", "chunks")},
-                    after={k: shown[k] for k in ("max_tokens", "min_tokens", "profile", "chunks")},
+                    before={k: before[k] for k in SHOWN},
+                    after={k: shown[k] for k in SHOWN},
                 )
                 samples[kind].append(result)
                 print(
@@ -507,21 +511,36 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
         )
 
     steps: list[tuple[str, Callable[[], None], str]] = [
-        ("analyze (parse + tokens; cached per file)", lambda: analyze(source, config.encoding),
-         "nexus.chunking.analysis.analyze"),
-        ("chunk_analysis", chunks, "nexus.pipeline.chunk_analysis"),
+        (
+            "analyze (parse + tokens; cached per file)",
+            lambda: analyze(source, config.encoding),
+            "nexus.chunking.analysis.analyze",
+        ),
+        ("chunk_analysis (defaults: max 768, min 16)", chunks, "nexus.pipeline.chunk_analysis"),
+        (
+            "chunk_analysis (max 576, min 16)",
+            lambda: chunk_analysis(analysis, config.with_(max_tokens=576), repo=SAMPLE),
+            "nexus.pipeline.chunk_analysis",
+        ),
+        (
+            "chunk_analysis (max 768, min 40)",
+            lambda: chunk_analysis(analysis, config.with_(min_tokens=40), repo=SAMPLE),
+            "nexus.pipeline.chunk_analysis",
+        ),
         ("pick_profile", lambda: pick_profile(analysis, config), "nexus.pipeline.pick_profile"),
         ("window_counts (estimate)", pieces, "nexus.ui.state.window_counts"),
         ("chunk labels", labels, "nexus.ui.render.chunk_label"),
-        ("highlighted_lines (Pygments, not cached)", lines,
-         "nexus.ui.render.highlighted_lines"),
+        ("highlighted_lines (Pygments, not cached)", lines, "nexus.ui.render.highlighted_lines"),
         ("code_view HTML", code_view, "nexus.ui.render.code_view"),
         ("ast_outline + outline_html", outline, "nexus.ui.render.ast_outline"),
         ("plotly histogram figure", histogram, "plotly.express.histogram"),
         ("histogram to JSON", histogram_json, "plotly.io.to_json"),
         ("metadata DataFrame (4 cols)", table, "pandas.DataFrame"),
-        ("function_rows (cached per file)", lambda: function_rows(source),
-         "nexus.report.function_rows"),
+        (
+            "function_rows (cached per file)",
+            lambda: function_rows(source),
+            "nexus.report.function_rows",
+        ),
     ]
     out = []
     for name, fn, where in steps:
@@ -547,40 +566,8 @@ finally:
 """
 
 
-def profile_rerun(workdir: Path, top: int) -> dict[str, Any]:
-    """The page through AppTest: cold run, warm reruns per max_tokens, one under cProfile."""
-    os.environ["NEXUS_UI_EMBEDDER"] = "fake"
-    os.environ["NEXUS_CACHE_DIR"] = str(workdir / "cache-apptest")
-    from streamlit.testing.v1 import AppTest
-
-    from nexus.ui import state
-
-    state.SAMPLES_DIR = ROOT / "sample_repos"
-    wrapper = workdir / "profiled_page.py"
-    wrapper.write_text(PROFILED_PAGE.format(page=str(PAGE), out=str(workdir)))
-    at = AppTest.from_file(str(PAGE), default_timeout=60)
-    t = time.perf_counter()
-    at.run()
-    cold = time.perf_counter() - t
-    warm = []
-    for value in (576, 768, 576, 768, 576):
-        at.slider(key="max_tokens").set_value(value)
-        t = time.perf_counter()
-        at.run()
-        warm.append(time.perf_counter() - t)
-    assert not at.exception, at.exception
-
-    # Same session settings, in the wrapper that runs the page under cProfile.
-    pt = AppTest.from_file(str(wrapper), default_timeout=60)
-    pt.run()
-    pt.slider(key="max_tokens").set_value(576)
-    t = time.perf_counter()
-    pt.run()
-    profiled_s = time.perf_counter() - t
-    stats = pstats.Stats(str(workdir / "rerun.prof"))
-    text = io.StringIO()
-    stats.stream = text
-    stats.sort_stats("cumulative").print_stats(top)
+def _profile_rows(prof: Path, top: int) -> dict[str, list[dict[str, Any]]]:
+    stats = pstats.Stats(str(prof))
     rows = []
     for (file, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():
         rows.append(
@@ -596,19 +583,62 @@ def profile_rerun(workdir: Path, top: int) -> dict[str, Any]:
     def ours(row: dict[str, Any]) -> bool:
         return "/nexus/" in row["path"] or "/pages/" in row["path"]
 
+    def clean(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in r.items() if k != "path"} for r in found][:top]
+
     rows.sort(key=lambda r: -r["cumtime_ms"])
-    by_self = sorted(rows, key=lambda r: -r["tottime_ms"])
     return {
-        "apptest_cold_s": cold,
-        "apptest_rerun_s": warm,
-        "apptest_rerun_p50_s": statistics.median(warm),
-        "profiled_rerun_s": profiled_s,
-        "top_cumulative_nexus": [
-            {k: v for k, v in r.items() if k != "path"} for r in rows if ours(r)
-        ][:top],
-        "top_cumulative_all": [{k: v for k, v in r.items() if k != "path"} for r in rows][:top],
-        "top_self": [{k: v for k, v in r.items() if k != "path"} for r in by_self][:top],
+        "top_cumulative_nexus": clean([r for r in rows if ours(r)]),
+        "top_cumulative_all": clean(rows),
+        "top_self": clean(sorted(rows, key=lambda r: -r["tottime_ms"])),
     }
+
+
+#: Warm reruns timed through AppTest: widget key -> values set in turn.
+RERUNS: dict[str, tuple[Any, ...]] = {
+    "max_tokens": (576, 768, 576, 768, 576, 768),
+    "min_tokens": (40, 16, 40, 16, 40, 16),
+    "profile": ("functional", "auto", "functional", "auto"),
+}
+
+
+def profile_rerun(workdir: Path, top: int) -> dict[str, Any]:
+    """The page through AppTest: cold run, warm reruns per setting, each under cProfile."""
+    os.environ["NEXUS_UI_EMBEDDER"] = "fake"
+    os.environ["NEXUS_CACHE_DIR"] = str(workdir / "cache-apptest")
+    from streamlit.testing.v1 import AppTest
+
+    def widget(at: Any, key: str) -> Any:
+        return at.selectbox(key=key) if key == "profile" else at.slider(key=key)
+
+    at = AppTest.from_file(str(PAGE), default_timeout=60)
+    t = time.perf_counter()
+    at.run()
+    out: dict[str, Any] = {"apptest_cold_s": time.perf_counter() - t, "reruns": {}}
+    for key, values in RERUNS.items():
+        times = []
+        for value in values:
+            widget(at, key).set_value(value)
+            t = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - t)
+        assert not at.exception, at.exception
+        out["reruns"][key] = {"s": times, "p50_s": statistics.median(times)}
+
+    # The same changes in a wrapper that runs the page under cProfile (one per setting).
+    wrapper = workdir / "profiled_page.py"
+    wrapper.write_text(PROFILED_PAGE.format(page=str(PAGE), out=str(workdir)))
+    out["profiles"] = {}
+    for key, values in RERUNS.items():
+        pt = AppTest.from_file(str(wrapper), default_timeout=60)
+        pt.run()
+        widget(pt, key).set_value(values[0])
+        t = time.perf_counter()
+        pt.run()
+        found = _profile_rows(workdir / "rerun.prof", top)
+        found["profiled_rerun_s"] = time.perf_counter() - t
+        out["profiles"][key] = found
+    return out
 
 
 # --- report --------------------------------------------------------------------------
@@ -658,7 +688,7 @@ def write_markdown(path: Path, report: dict[str, Any]) -> None:
         f"{report['browser']['open_s']:.2f} s (cold caches).",
         "",
         "Settled = script ran after the press and is notRunning, nothing stale, no skeleton, "
-        "and the Chunks metric shows the count the settings on screen give. "
+        "and the Chunks and Largest chunk metrics match the settings on screen. "
         "'script starts' = press -> script state running (slider debounce + websocket); "
         "'script ends' = press -> last notRunning.",
         "",
@@ -682,10 +712,18 @@ def write_markdown(path: Path, report: dict[str, Any]) -> None:
             "",
             "## Where the server spends a rerun",
             "",
-            f"AppTest (no browser, no websocket): cold run {prof['apptest_cold_s']:.2f} s, "
-            f"warm max_tokens rerun p50 {prof['apptest_rerun_p50_s'] * 1000:.0f} ms "
-            f"({', '.join(f'{x * 1000:.0f}' for x in prof['apptest_rerun_s'])} ms); "
-            f"the same rerun under cProfile {prof['profiled_rerun_s'] * 1000:.0f} ms.",
+            f"AppTest (no browser, no websocket): cold run {prof['apptest_cold_s']:.2f} s; "
+            "warm reruns after a change:",
+            "",
+        ]
+        for key, r in prof["reruns"].items():
+            runs = ", ".join(f"{x * 1000:.0f}" for x in r["s"])
+            under = prof["profiles"][key]["profiled_rerun_s"] * 1000
+            out.append(
+                f"- {key}: p50 {r['p50_s'] * 1000:.0f} ms ({runs} ms); "
+                f"under cProfile {under:.0f} ms"
+            )
+        out += [
             "",
             "Each step of the page alone (median ms):",
             "",
@@ -694,22 +732,23 @@ def write_markdown(path: Path, report: dict[str, Any]) -> None:
         ]
         for row in prof["steps"]:
             out.append(f"| {row['step']} | `{row['where']}` | {row['ms']:.1f} |")
-        out += [
-            "",
-            "cProfile of one warm rerun, nexus/ and pages/ functions by cumulative time:",
-            "",
-            "| function | calls | cum ms | self ms |",
-            "|---|---|---|---|",
-        ]
-        for row in prof["top_cumulative_nexus"]:
-            out.append(
-                f"| `{row['function']}` | {row['calls']} | {row['cumtime_ms']:.1f} | "
-                f"{row['tottime_ms']:.1f} |"
-            )
-        out += ["", "All functions by self time:", "", "| function | calls | self ms |",
-                "|---|---|---|"]
-        for row in prof["top_self"][:15]:
-            out.append(f"| `{row['function']}` | {row['calls']} | {row['tottime_ms']:.1f} |")
+        for key, found in prof["profiles"].items():
+            out += [
+                "",
+                f"cProfile of one warm rerun after a {key} change: nexus/ and pages/ "
+                "functions by cumulative time, then all functions by self time:",
+                "",
+                "| function | calls | cum ms | self ms |",
+                "|---|---|---|---|",
+            ]
+            for row in found["top_cumulative_nexus"][:15]:
+                out.append(
+                    f"| `{row['function']}` | {row['calls']} | {row['cumtime_ms']:.1f} | "
+                    f"{row['tottime_ms']:.1f} |"
+                )
+            out += ["", "| function | calls | self ms |", "|---|---|---|"]
+            for row in found["top_self"][:10]:
+                out.append(f"| `{row['function']}` | {row['calls']} | {row['tottime_ms']:.1f} |")
     if report.get("findings"):
         out += ["", "## Findings", ""] + [f"- {line}" for line in report["findings"]]
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
@@ -789,15 +828,17 @@ def main(argv: list[str] | None = None) -> int:
     if "server" in report:
         server = report["server"]
         print(
-            f"\nAppTest rerun after a max_tokens change: p50 "
-            f"{server['apptest_rerun_p50_s'] * 1000:.0f} ms (cold {server['apptest_cold_s']:.2f} s)"
+            f"\nAppTest: cold run {server['apptest_cold_s']:.2f} s; warm rerun p50 after a change:"
         )
+        for key, r in server["reruns"].items():
+            print(f"  {key:10s} {r['p50_s'] * 1000:6.0f} ms")
         print("page steps alone (median ms):")
         for row in server["steps"]:
             print(f"  {row['ms']:8.1f}  {row['step']}")
-        print("cProfile, nexus/ and pages/ by cumulative ms:")
-        for row in server["top_cumulative_nexus"][:12]:
-            print(f"  {row['cumtime_ms']:8.1f}  {row['function']} x{row['calls']}")
+        for key, found in server["profiles"].items():
+            print(f"cProfile of a {key} rerun, nexus/ and pages/ by cumulative ms:")
+            for row in found["top_cumulative_nexus"][:10]:
+                print(f"  {row['cumtime_ms']:8.1f}  {row['function']} x{row['calls']}")
     for line in report["findings"]:
         print(f"- {line}")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from nexus.languages import LANGUAGES, TYPE_UNIT_KINDS, UNIT_QUERY, LanguageSpec, run_query
+from nexus.languages import LANGUAGES, TYPE_UNIT_KINDS, LanguageSpec, capture_nodes
 from nexus.types import Unit
 
 ANONYMOUS = "<anonymous>"
@@ -150,7 +150,12 @@ def _classify(
     return None
 
 
-def extract_units(tree: tree_sitter.Tree, data: bytes, language: str) -> list[Unit]:
+def extract_units(
+    tree: tree_sitter.Tree,
+    data: bytes,
+    language: str,
+    candidates: list[tree_sitter.Node] | None = None,
+) -> list[Unit]:
     """Every unit of a parsed file, in source order, nested ones with their parent.
 
     Candidates come from one tree-sitter query (the walk runs in C, so deep
@@ -159,7 +164,8 @@ def extract_units(tree: tree_sitter.Tree, data: bytes, language: str) -> list[Un
     statement (``export``, ``const x =`` included), never its doc comment.
     """
     spec = LANGUAGES[language]
-    candidates = run_query(tree, language, UNIT_QUERY).get("unit", [])
+    if candidates is None:
+        candidates = capture_nodes(tree, language).get("unit", [])
     found: list[tuple[tree_sitter.Node, str, str, tree_sitter.Node]] = []
     seen_spans: set[tuple[int, int]] = set()
     for node in candidates:

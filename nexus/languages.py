@@ -82,10 +82,6 @@ TYPE_UNIT_KINDS = {
 }
 
 
-PROBLEM_QUERY = "problems"
-UNIT_QUERY = "units"
-
-
 def language_for_path(path: str) -> str | None:
     """The chunkable language of a path by its extension (``.d.ts`` is not source)."""
     lowered = path.lower()
@@ -124,16 +120,14 @@ def get_parser(language: str) -> tree_sitter.Parser:
     return tree_sitter.Parser(get_language(language))
 
 
-def _query_source(spec: LanguageSpec, pattern_of: str, language: tree_sitter.Language) -> str:
-    """Query text built from the spec's kinds, keeping only kinds the grammar knows."""
+def _query_source(spec: LanguageSpec, language: tree_sitter.Language) -> str:
+    """One query for everything a file analysis needs from the tree: unit candidates,
+    ERROR/MISSING nodes and JSX, built from the spec's kinds the grammar knows."""
 
     def alternatives(kinds: frozenset[str]) -> str:
         known = sorted(k for k in kinds if language.id_for_node_kind(k, True) is not None)
         return " ".join(f"({kind})" for kind in known)
 
-    if pattern_of == PROBLEM_QUERY:
-        jsx = f"[{alternatives(spec.jsx_kinds)}] @jsx" if spec.jsx_kinds else ""
-        return f"(ERROR) @error (MISSING) @error {jsx}"
     unit_kinds = (
         spec.function_kinds
         | spec.function_value_kinds
@@ -141,21 +135,20 @@ def _query_source(spec: LanguageSpec, pattern_of: str, language: tree_sitter.Lan
         | spec.type_kinds
         | spec.method_kinds
     )
-    return f"[{alternatives(unit_kinds)}] @unit"
+    jsx = f"[{alternatives(spec.jsx_kinds)}] @jsx" if spec.jsx_kinds else ""
+    return f"[{alternatives(unit_kinds)}] @unit (ERROR) @error (MISSING) @error {jsx}"
 
 
 @cache
-def _compiled_query(language: str, pattern_of: str) -> tree_sitter.Query:
+def _compiled_query(language: str) -> tree_sitter.Query:
     grammar = get_language(language)
-    return tree_sitter.Query(grammar, _query_source(LANGUAGES[language], pattern_of, grammar))
+    return tree_sitter.Query(grammar, _query_source(LANGUAGES[language], grammar))
 
 
-def run_query(
-    tree: tree_sitter.Tree, language: str, pattern_of: str
-) -> dict[str, list[tree_sitter.Node]]:
-    """Captures of one of ``QUERIES`` over a whole tree (the walk runs in C)."""
-    cursor = tree_sitter.QueryCursor(_compiled_query(language, pattern_of))
-    return cursor.captures(tree.root_node)
+def capture_nodes(tree: tree_sitter.Tree, language: str) -> dict[str, list[tree_sitter.Node]]:
+    """Unit candidates (``unit``), ERROR/MISSING nodes (``error``) and JSX (``jsx``) of a
+    whole tree, in one walk that runs in C."""
+    return tree_sitter.QueryCursor(_compiled_query(language)).captures(tree.root_node)
 
 
 def parse(data: bytes, language: str) -> tree_sitter.Tree:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from nexus.extract import Import, extract_imports, extract_units
-from nexus.languages import LANGUAGES, PROBLEM_QUERY, parse, run_query
+from nexus.languages import LANGUAGES, capture_nodes, parse
 from nexus.tokens import TokenIndex
 from nexus.types import SourceFile, Unit
 
@@ -52,20 +52,14 @@ class FileAnalysis:
         return depths
 
 
-def _problem_ranges(tree: tree_sitter.Tree, language: str) -> tuple[list, bool]:
-    """ERROR/MISSING byte ranges and whether JSX occurs, found by one C-side query."""
-    captures = run_query(tree, language, PROBLEM_QUERY)
-    errors = sorted((node.start_byte, node.end_byte) for node in captures.get("error", []))
-    return errors, bool(captures.get("jsx"))
-
-
 def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
     """Parse and index one file (the expensive step; cache its result)."""
     language = source.info.language
     if language not in LANGUAGES:
         raise ValueError(f"{source.info.path}: language {language!r} is not chunkable")
     tree = parse(source.data, language)
-    errors, has_jsx = _problem_ranges(tree, language)
+    captures = capture_nodes(tree, language)
+    errors = sorted((node.start_byte, node.end_byte) for node in captures.get("error", []))
     line_starts = [0]
     find = source.data.find
     position = find(b"\n")
@@ -76,10 +70,10 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
         source=source,
         language=language,
         tree=tree,
-        units=extract_units(tree, source.data, language),
+        units=extract_units(tree, source.data, language, captures.get("unit", [])),
         imports=extract_imports(tree),
         error_ranges=errors,
-        has_jsx=has_jsx,
+        has_jsx=bool(captures.get("jsx")),
         tokens=TokenIndex(source.data, encoding),
         line_starts=line_starts,
     )

@@ -33,7 +33,15 @@ from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import Profile
 from nexus.languages import LANGUAGES
 
-_WORDS = re.compile(rb"\w+")
+_WORD = re.compile(rb"\w+")
+
+
+def _one_word_at_most(data: bytes, start: int, end: int) -> bool:
+    """True for ``}``, ``});``, ``export``: text no chunk should consist of."""
+    first = _WORD.search(data, start, end)
+    return first is None or _WORD.search(data, first.end(), end) is None
+
+
 _OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
 
 
@@ -109,7 +117,7 @@ class _Splitter:
             if data[start:candidate].strip():
                 fitting.append(candidate)
         for candidate in reversed(fitting):
-            if len(_WORDS.findall(data, candidate, end)) > 1:
+            if not _one_word_at_most(data, candidate, end):
                 return candidate
         if fitting:
             return fitting[-1]
@@ -217,7 +225,7 @@ def ast_spans(
         if group.tokens < min_tokens:
             return True
         # A lone brace or keyword is never a chunk, whatever min_tokens says.
-        return not group.unit and len(_WORDS.findall(data, group.start, group.end)) <= 1
+        return not group.unit and _one_word_at_most(data, group.start, group.end)
 
     def should_join(prev: _Group, group: _Group) -> bool:
         prev_small, this_small = small(prev), small(group)
@@ -270,7 +278,7 @@ def _absorb_trivial(
     index = 0
     while index < len(out):
         start, end, _ = out[index]
-        if len(_WORDS.findall(data, start, end)) > 1:
+        if not _one_word_at_most(data, start, end):
             index += 1
             continue
         if index > 0 and splitter.exact(out[index - 1][0], end) <= splitter.max_tokens:

@@ -76,7 +76,7 @@ def build_chunks(
     for start, end, token_count in spans:
         text = data[start:end].decode("utf-8")
         main = _main_unit(analysis.units, start, end)
-        used = _identifiers(text)
+        used = _identifiers(text) if analysis.imports else set()
         imports = tuple(dict.fromkeys(imp.local for imp in analysis.imports if imp.local in used))
         # A MISSING node has no width: it belongs to the chunk it touches.
         candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
