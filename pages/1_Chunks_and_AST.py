@@ -58,7 +58,7 @@ selected = st.selectbox(
 labels = [
     render.chunk_label(i, c, pieces[i], window if i in over else 0) for i, c in enumerate(chunks)
 ]
-lines = render.highlighted_lines(analysis.source.text, analysis.language)
+lines = state.highlighted(analysis.source.text, analysis.language)
 code, tree = st.columns([3, 2])
 with code:
     st.markdown("**Source with chunk boundaries** (the selected chunk in green)")

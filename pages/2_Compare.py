@@ -86,7 +86,7 @@ with this_file:
     )
     code_col, chart_col = st.columns([3, 1])
     with code_col:
-        lines = render.highlighted_lines(analysis.source.text, analysis.language)
+        lines = state.highlighted(analysis.source.text, analysis.language)
         panes = [
             render.Pane(f"Line-based ({len(line_chunks)} chunks)", line_chunks),
             render.Pane(f"AST ({len(ast_chunks)} chunks)", ast_chunks),

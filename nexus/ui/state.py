@@ -31,6 +31,7 @@ from nexus.report import function_rows
 from nexus.search import SideBySide
 from nexus.sources import IngestSettings, Repository, default_allowed_roots, open_repository
 from nexus.types import Chunk
+from nexus.ui import render
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
 DEFAULT_SAMPLE = "express-images"
@@ -479,3 +480,9 @@ def parse_queries(data: bytes) -> list[Query]:
     if not queries:
         raise ValueError("the file holds no queries")
     return queries
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def highlighted(text: str, language: str) -> list[str]:
+    """Pygments HTML per line, computed once per file content (not on every rerun)."""
+    return render.highlighted_lines(text, language)
