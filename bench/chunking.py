@@ -455,7 +455,7 @@ def time_breakdown(files: list[CorpusFile], config: ChunkConfig, repeat: int) ->
 
     spans_s, all_spans = best_cpu(spans_only, repeat)
 
-    def build_only(words_view: bool) -> None:
+    def build_only() -> None:
         for f, analysis, spans in zip(files, analyses, all_spans, strict=True):
             build_chunks(
                 analysis,
@@ -464,17 +464,10 @@ def time_breakdown(files: list[CorpusFile], config: ChunkConfig, repeat: int) ->
                 strategy="ast",
                 profile="",
                 context_header=config.context_header,
-                words_view=words_view,
             )
 
-    build_s, _ = best_cpu(lambda: build_only(config.words_view), repeat)
-    build_plain_s, _ = best_cpu(lambda: build_only(False), repeat)
-    return {
-        "analyze_s": analyze_s,
-        "ast_spans_s": spans_s,
-        "build_chunks_s": build_s,
-        "build_chunks_without_words_view_s": build_plain_s,
-    }
+    build_s, _ = best_cpu(build_only, repeat)
+    return {"analyze_s": analyze_s, "ast_spans_s": spans_s, "build_chunks_s": build_s}
 
 
 # --------------------------------------------------------------------------- report

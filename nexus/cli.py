@@ -90,7 +90,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedder(args: argparse.Namespace):
+def _embedder(args: argparse.Namespace, config: ChunkConfig):
     """The embedder behind the on-disk cache (imports torch only when it embeds).
 
     ``--model DIR`` or ``[embedding] model`` in the config file names a local
@@ -100,7 +100,8 @@ def _embedder(args: argparse.Namespace):
     from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder
 
     model = args.model or (load_model_path(args.config) if args.config else None)
-    return CachedEmbedder(default_embedder(model_path=model), EmbeddingCache(args.cache))
+    embedder = default_embedder(words_view=config.words_view, model_path=model)
+    return CachedEmbedder(embedder, EmbeddingCache(args.cache))
 
 
 def _analyses(args: argparse.Namespace, config: ChunkConfig):
@@ -118,7 +119,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     repo, analyses = _analyses(args, config)
     chunks = chunk_analyses(analyses, config, repo=repo.name)
-    embedder = _embedder(args)
+    embedder = _embedder(args, config)
     index = VectorIndex.from_chunks(chunks, embedder, tqdm_progress("embedding chunks"))
     folder = Path(args.out or Path(args.cache) / "indexes" / f"{repo.name}-{config.strategy}")
     index.save(folder)
@@ -143,7 +144,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     repo, analyses = _analyses(args, config)
     ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
     line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
-    both = SideBySide(line_chunks, ast_chunks, _embedder(args), progress=tqdm_progress())
+    both = SideBySide(line_chunks, ast_chunks, _embedder(args, config), progress=tqdm_progress())
     result = both.query(args.query, k=args.k)
     shown = {"lines": [("line-based", result.lines)], "ast": [("AST", result.ast)]}.get(
         args.strategy, [("line-based", result.lines), ("AST", result.ast)]
@@ -192,7 +193,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     repo, analyses = _analyses(args, config)
     queries = load_queries(args.queries)
-    embedder = _embedder(args)
+    embedder = _embedder(args, config)
     if args.sweep:
         grid_max = [int(x) for x in args.sweep_max.split(",")]
         grid_min = [int(x) for x in args.sweep_min.split(",")]

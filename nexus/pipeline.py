@@ -46,7 +46,6 @@ def chunk_analysis(
         strategy=config.strategy,
         profile=profile_name,
         context_header=config.context_header,
-        words_view=config.words_view,
     )
 
 

@@ -104,7 +104,6 @@ class Chunk:
     token_count: int
     text: str
     context: str = ""  # the context line put before the code when it is embedded
-    words_view: bool = False  # embed the code as words (see nexus.textview)
     symbol: str | None = None  # qualname of the main unit in the chunk
     symbol_kind: str | None = None
     parent: str | None = None
@@ -120,14 +119,8 @@ class Chunk:
 
     @property
     def embedding_text(self) -> str:
-        """The exact text that is embedded: context line and code, maybe as words.
-
-        Derived on demand, so re-chunking never pays for a view only embedding needs.
-        """
-        from nexus.textview import code_as_words
-
-        full = f"{self.context}\n{self.text}" if self.context else self.text
-        return code_as_words(full) if self.words_view else full
+        """The text that is embedded: the context line, then the code."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
 
     def to_dict(self) -> dict[str, object]:
         """The JSONL export record (one chunk per line), ``embedding_text`` included."""

@@ -11,11 +11,11 @@ import pytest
 
 from nexus.embedding import (
     CachedEmbedder,
+    DualView,
     Embedder,
     EmbeddingCache,
     ModelUnavailableError,
     SentenceTransformerEmbedder,
-    WordsView,
 )
 from nexus.textview import code_as_words, identifier_words
 
@@ -107,7 +107,7 @@ def test_cache_hits_and_misses(tmp_path) -> None:
 def test_cache_is_keyed_by_model_name(tmp_path) -> None:
     cache = EmbeddingCache(tmp_path)
     CachedEmbedder(FakeEmbedder(), cache).encode(["same text"])
-    split = CachedEmbedder(WordsView(FakeEmbedder()), cache)
+    split = CachedEmbedder(DualView(FakeEmbedder()), cache)
     split.encode(["same text"])
     assert split.last_misses == 1
     assert cache.count() == 2 and cache.count("fake-bow") == 1
@@ -118,13 +118,21 @@ def test_cache_empty_input(tmp_path) -> None:
     assert out.shape == (0, 64)
 
 
-def test_words_view_transforms_texts_and_renames() -> None:
+def test_dual_view_embeds_as_written_and_as_words_and_averages() -> None:
     fake = FakeEmbedder()
-    view = WordsView(fake)
-    view.encode(["getUser();"])
-    assert fake.calls == [["get user"]]
-    assert view.name == "fake-bow+words"
-    assert view.count_wordpieces(["getUser"]) == [4]
+    view = DualView(fake)
+    seen: list[tuple[int, int]] = []
+    vectors = view.encode(["getUser();"], progress=lambda d, n: seen.append((d, n)))
+    assert fake.calls == [["getUser();"], ["get user"]]
+    assert view.name == "fake-bow+dual"
+    assert seen[-1] == (2, 2)
+    as_written, as_words = (
+        FakeEmbedder().encode(["getUser();"]),
+        FakeEmbedder().encode(["get user"]),
+    )
+    expected = (as_written + as_words) / np.linalg.norm(as_written + as_words)
+    np.testing.assert_allclose(vectors, expected, rtol=1e-6)
+    assert view.count_wordpieces(["getUser"]) == [3]
 
 
 def test_missing_model_folder_is_a_clear_error(tmp_path) -> None:

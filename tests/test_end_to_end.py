@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nexus.config import ChunkConfig
-from nexus.embedding import CachedEmbedder, EmbeddingCache, WordsView
+from nexus.embedding import CachedEmbedder, DualView, EmbeddingCache
 from nexus.evaluation import compare, load_queries
 from nexus.index import build_indexes
 from nexus.pipeline import chunk_repository
@@ -20,7 +20,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "express-images"
 def test_ast_chunks_beat_line_windows_on_the_sample_queries(real_embedder, tmp_path):
     repo = open_repository(SAMPLE)
     queries = load_queries(SAMPLE / "queries.jsonl")
-    embedder = CachedEmbedder(WordsView(real_embedder), EmbeddingCache(tmp_path))
+    embedder = CachedEmbedder(DualView(real_embedder), EmbeddingCache(tmp_path))
     config = ChunkConfig()
     line_chunks = chunk_repository(repo, config.with_(strategy="lines"))
     ast_chunks = chunk_repository(repo, config)

@@ -65,7 +65,6 @@ def build_chunks(
     strategy: str,
     profile: str,
     context_header: bool,
-    words_view: bool,
 ) -> list[Chunk]:
     """Chunks for ``(start_byte, end_byte, exact tokens)`` ranges of one analysed file."""
     source = analysis.source
@@ -99,7 +98,6 @@ def build_chunks(
                 context=context_line(path, main.qualname if main else None)
                 if context_header
                 else "",
-                words_view=words_view,
                 symbol=main.qualname if main else None,
                 symbol_kind=main.kind if main else None,
                 parent=main.parent if main else None,
