@@ -161,3 +161,19 @@ def test_doc_comment_decorators_and_export_stay_with_their_declaration():
     assert first.startswith("/** Charges customers. */\n@Injectable()\nexport class PaymentService")
     pay = next(c for c in chunks if c.symbol == "PaymentService.pay")
     assert pay.text.lstrip().startswith("/** Pays. */\n  @Retry(3)\n  async pay(")
+
+
+def test_chunks_list_the_imports_they_use_and_their_symbol_context():
+    text = (
+        'import Stripe from "stripe";\nimport { Repo } from "./repo";\n\n'
+        "export class Payments {\n"
+        "  charge(a: number) {\n    return new Stripe(a).charges.create({ amount: a, x: 1 });\n  }\n"
+        "  find(id: string) {\n    return Repo.find(id).then((row) => row.value + id.length);\n  }\n"
+        "}\n"
+    )
+    analysis, chunks = chunk_text(text, "typescript", max_tokens=32, min_tokens=0, profile="oop")
+    by_symbol = {c.symbol: c for c in chunks}
+    assert by_symbol["Payments.charge"].imports == ("Stripe",)
+    assert by_symbol["Payments.find"].imports == ("Repo",)
+    assert by_symbol["Payments.find"].parent == "Payments"
+    assert by_symbol["Payments.find"].embedding_text.startswith("a Payments.find\n  find(id")

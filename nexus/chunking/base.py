@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from pathlib import PurePosixPath
 
 from nexus.chunking.analysis import FileAnalysis
@@ -22,17 +22,19 @@ def chunk_id(repo: str, path: str, strategy: str, start: int, end: int, text: st
     return digest.hexdigest()[:16]
 
 
-def _main_unit(units: list[Unit], start: int, end: int) -> Unit | None:
-    """The unit a byte range is about.
+def _main_unit(units: list[Unit], starts: list[int], start: int, end: int) -> Unit | None:
+    """The unit a byte range is about (``units`` sorted by start, ``starts`` their starts).
 
     The main unit is the largest unit inside the range at the level of the range
     (a method in a piece of its class; not a closure in a piece of its function);
     a range with none such is a piece of the innermost unit that contains it.
     """
-    inside = [u for u in units if u.start_byte >= start and u.end_byte <= end]
+    first, last = bisect_left(starts, start), bisect_left(starts, end)
+    inside = [u for u in units[first:last] if u.end_byte <= end]
     # Units the range overlaps without holding them whole: a piece of a long unit,
     # or a class header with its fields.
-    containing = [u for u in units if u.start_byte < end and u.end_byte > start and u not in inside]
+    containing = [u for u in units[:first] if u.end_byte > start]
+    containing += [u for u in units[first:last] if u.end_byte > end]
     enclosing = min(containing, key=lambda u: u.end_byte - u.start_byte) if containing else None
     if enclosing is not None and enclosing.kind not in TYPE_KINDS:
         return enclosing  # closures inside a piece of a function stay its own
@@ -43,17 +45,25 @@ def _main_unit(units: list[Unit], start: int, end: int) -> Unit | None:
     return enclosing
 
 
-def _identifiers(text: str) -> set[str]:
-    return set(re.findall(r"[A-Za-z_$][\w$]*", text))
+def _import_finder(names: list[str]) -> re.Pattern[str] | None:
+    """One pattern per file that finds its imported names as whole identifiers."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    return re.compile(rf"(?<![\w$])(?:{alternatives})(?![\w$])")
 
 
-def context_line(path: str, symbol: str | None) -> str:
+def file_stem(path: str) -> str:
+    """``src/services/payment.spec.ts`` -> ``payment``."""
+    return PurePosixPath(path).name.split(".", 1)[0]
+
+
+def context_line(stem: str, symbol: str | None) -> str:
     """The file's stem and the chunk's symbol path (``payment PaymentService.charge``).
 
-    What a bare slice lacks, and on the dev set the single most useful thing to
+    What a bare slice lacks, and on both benchmark sets the most useful thing to
     put first in the model window (bench/retrieval.py).
     """
-    stem = PurePosixPath(path).name.split(".", 1)[0]
     return f"{stem} {symbol}" if symbol else stem
 
 
@@ -71,12 +81,16 @@ def build_chunks(
     data = analysis.data
     path = source.info.path
     error_starts = [a for a, _ in analysis.error_ranges]
+    units = analysis.units  # sorted by start byte (extract_units)
+    unit_starts = [u.start_byte for u in units]
+    stem = file_stem(path)
+    finder = _import_finder([i.local for i in analysis.imports])
     chunks = []
     for start, end, token_count in spans:
         text = data[start:end].decode("utf-8")
-        main = _main_unit(analysis.units, start, end)
-        used = _identifiers(text) if analysis.imports else set()
-        imports = tuple(dict.fromkeys(imp.local for imp in analysis.imports if imp.local in used))
+        main = _main_unit(units, unit_starts, start, end)
+        used = set(finder.findall(text)) if finder else set()
+        imports = tuple(dict.fromkeys(i.local for i in analysis.imports if i.local in used))
         # A MISSING node has no width: it belongs to the chunk it touches.
         candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
         has_error = any(
@@ -95,13 +109,16 @@ def build_chunks(
                 end_byte=end,
                 token_count=token_count,
                 text=text,
-                context=context_line(path, main.qualname if main else None)
+                context=context_line(stem, main.qualname if main else None)
                 if context_header
                 else "",
                 symbol=main.qualname if main else None,
                 symbol_kind=main.kind if main else None,
                 parent=main.parent if main else None,
-                symbols=tuple(u.qualname for u in analysis.units if start <= u.start_byte < end),
+                symbols=tuple(
+                    u.qualname
+                    for u in units[bisect_left(unit_starts, start) : bisect_left(unit_starts, end)]
+                ),
                 imports=imports,
                 exported=bool(main and main.exported),
                 profile=profile,
