@@ -53,6 +53,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from nexus.config import ChunkConfig  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results"
 PAGE = ROOT / "pages" / "1_Chunks_and_AST.py"
 PAGE_LABEL = "Chunks and AST"
@@ -164,7 +168,6 @@ class Expected:
 
     def count(self, max_tokens: int, min_tokens: int, profile: str) -> str:
         """``"chunks|largest"``: the page's "Chunks" and "Largest chunk" metrics."""
-        from nexus.config import ChunkConfig
         from nexus.pipeline import chunk_analysis
 
         config = ChunkConfig(
@@ -374,9 +377,9 @@ def run_browser(url: str, expected: Expected, args: argparse.Namespace) -> dict[
             bench.need_counts([mx0], [mn0], ["auto", "oop", "functional", "frontend"])
 
             # Warm-up: the first interaction after a server start may be dropped
-            # (STYLE.md), so press until one rerun lands. One PageDown (768 -> 576)
-            # leaves max_tokens where the next PageDown (-> 384) changes the chunks:
-            # at 576 and above this file's chunks are all the same (largest 484 tok).
+            # (STYLE.md), so press until one rerun lands. Each PageDown/PageUp moves
+            # max_tokens by 192; below 576 this file's chunks change with every step
+            # (its largest unit is 484 tokens).
             for key in ("PageDown",):
                 for attempt in range(5):
                     try:
@@ -464,7 +467,6 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
     import plotly.io as pio
 
     from nexus.chunking.analysis import analyze
-    from nexus.config import ChunkConfig
     from nexus.pipeline import chunk_analysis, pick_profile
     from nexus.report import function_rows
     from nexus.ui import render
@@ -526,15 +528,23 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
             lambda: analyze(source, config.encoding),
             "nexus.chunking.analysis.analyze",
         ),
-        ("chunk_analysis (defaults: max 768, min 16)", chunks, "nexus.pipeline.chunk_analysis"),
         (
-            "chunk_analysis (max 576, min 16)",
-            lambda: chunk_analysis(analysis, config.with_(max_tokens=576), repo=SAMPLE),
+            f"chunk_analysis (defaults: max {config.max_tokens}, min {config.min_tokens})",
+            chunks,
             "nexus.pipeline.chunk_analysis",
         ),
         (
-            "chunk_analysis (max 768, min 40)",
-            lambda: chunk_analysis(analysis, config.with_(min_tokens=40), repo=SAMPLE),
+            f"chunk_analysis (max {config.max_tokens - 192})",
+            lambda: chunk_analysis(
+                analysis, config.with_(max_tokens=config.max_tokens - 192), repo=SAMPLE
+            ),
+            "nexus.pipeline.chunk_analysis",
+        ),
+        (
+            f"chunk_analysis (min {config.min_tokens + 24})",
+            lambda: chunk_analysis(
+                analysis, config.with_(min_tokens=config.min_tokens + 24), repo=SAMPLE
+            ),
             "nexus.pipeline.chunk_analysis",
         ),
         ("pick_profile", lambda: pick_profile(analysis, config), "nexus.pipeline.pick_profile"),
@@ -605,9 +615,10 @@ def _profile_rows(prof: Path, top: int) -> dict[str, list[dict[str, Any]]]:
 
 
 #: Warm reruns timed through AppTest: widget key -> values set in turn.
+_DEFAULT = ChunkConfig()
 RERUNS: dict[str, tuple[Any, ...]] = {
-    "max_tokens": (576, 768, 576, 768, 576, 768),
-    "min_tokens": (40, 16, 40, 16, 40, 16),
+    "max_tokens": (_DEFAULT.max_tokens - 192, _DEFAULT.max_tokens) * 3,
+    "min_tokens": (_DEFAULT.min_tokens + 24, _DEFAULT.min_tokens) * 3,
     "profile": ("functional", "auto", "functional", "auto"),
 }
 

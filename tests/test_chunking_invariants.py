@@ -167,8 +167,8 @@ def test_chunks_list_the_imports_they_use_and_their_symbol_context():
     text = (
         'import Stripe from "stripe";\nimport { Repo } from "./repo";\n\n'
         "export class Payments {\n"
-        "  charge(a: number) {\n    return new Stripe(a).charges.create({ amount: a, x: 1 });\n  }\n"
-        "  find(id: string) {\n    return Repo.find(id).then((row) => row.value + id.length);\n  }\n"
+        "  charge(a: number) {\n    return new Stripe(a).charges.create({ amount: a });\n  }\n"
+        "  find(id: string) {\n    return Repo.find(id).then((row) => row.value + id);\n  }\n"
         "}\n"
     )
     analysis, chunks = chunk_text(text, "typescript", max_tokens=32, min_tokens=0, profile="oop")
