@@ -177,3 +177,13 @@ def test_chunks_list_the_imports_they_use_and_their_symbol_context():
     assert by_symbol["Payments.find"].imports == ("Repo",)
     assert by_symbol["Payments.find"].parent == "Payments"
     assert by_symbol["Payments.find"].embedding_text.startswith("a Payments.find\n  find(id")
+
+
+def test_rechunking_reuses_chunks_whose_range_and_settings_are_unchanged():
+    text = "\n".join(f"function f{i}(a) {{\n  return a * {i} + g(a, {i});\n}}\n" for i in range(30))
+    analysis, first = chunk_text(text, "javascript", max_tokens=512, min_tokens=0)
+    again = chunk_analysis(analysis, ChunkConfig(max_tokens=256, min_tokens=0), repo="test")
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))
+    merged = chunk_analysis(analysis, ChunkConfig(max_tokens=512, min_tokens=64), repo="test")
+    assert len(merged) < len(first)  # other settings, other ranges: built anew
+    check_invariants(analysis, merged, 512)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from nexus.config import ChunkConfig
 from nexus.fragmentation import summarize, unit_fates
 from nexus.pipeline import chunk_analysis
@@ -51,3 +54,19 @@ def test_token_index_estimates_match_exact_counts_on_whole_lines():
     assert index.estimate(0, first_function) == count_tokens(
         data[:first_function].decode(), ChunkConfig().encoding
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(list("ab Z9_{}();.,'\"\t\r\n\n\n  é中🙂=>/*")), max_size=300
+    ),
+    cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+)
+def test_exact_count_of_any_slice_equals_encoding_it_alone(text, cut):
+    data = text.encode()
+    a, b = sorted(int(x * len(text)) for x in cut)
+    start, end = len(text[:a].encode()), len(text[:b].encode())
+    index = TokenIndex(data, ChunkConfig().encoding)
+    expected = count_tokens(text[a:b], ChunkConfig().encoding)
+    assert index.exact(data, start, end) == expected

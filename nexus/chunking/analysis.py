@@ -7,14 +7,15 @@ analysis, which is what makes a re-chunk cheap.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import tree_sitter
 
 from nexus.extract import Import, extract_imports, extract_units
 from nexus.languages import LANGUAGES, capture_nodes, parse
 from nexus.tokens import TokenIndex
-from nexus.types import SourceFile, Unit
+from nexus.types import Chunk, SourceFile, Unit
 
 
 @dataclass
@@ -30,6 +31,9 @@ class FileAnalysis:
     has_jsx: bool
     tokens: TokenIndex
     line_starts: list[int]  # byte offset of each line's first byte
+    # Chunks already built from this file, by range and settings: after a slider move
+    # most chunks (whole units) are the same and are not built again.
+    built: dict[tuple, Chunk] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def data(self) -> bytes:
@@ -39,16 +43,17 @@ class FileAnalysis:
         """1-based line number holding ``byte``."""
         return bisect_right(self.line_starts, byte)
 
-    def unit_depths(self) -> dict[Unit, int]:
-        """How many units enclose each unit."""
+    @cached_property
+    def unit_depths(self) -> list[int]:
+        """How many units enclose each unit (aligned with ``units``)."""
         by_qualname = {unit.qualname: unit for unit in self.units}
-        depths: dict[Unit, int] = {}
+        depths = []
         for unit in self.units:
             depth, parent = 0, unit.parent
             while parent is not None and parent in by_qualname and depth < 10_000:
                 depth += 1
                 parent = by_qualname[parent].parent
-            depths[unit] = depth
+            depths.append(depth)
         return depths
 
 

@@ -163,11 +163,10 @@ def ast_spans(
         return []
     spec = LANGUAGES[analysis.language]
     attach_kinds = spec.comment_kinds | spec.decorator_kinds
-    depths = analysis.unit_depths()
     boundaries = {
         (unit.start_byte, unit.end_byte)
-        for unit in analysis.units
-        if profile.is_boundary(unit, depths[unit])
+        for unit, depth in zip(analysis.units, analysis.unit_depths, strict=True)
+        if profile.is_boundary(unit, depth)
     }
     jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
     tokens = analysis.tokens

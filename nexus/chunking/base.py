@@ -87,6 +87,10 @@ def build_chunks(
     finder = _import_finder([i.local for i in analysis.imports])
     chunks = []
     for start, end, token_count in spans:
+        key = (start, end, repo, strategy, profile, context_header)
+        if key in analysis.built:
+            chunks.append(analysis.built[key])
+            continue
         text = data[start:end].decode("utf-8")
         main = _main_unit(units, unit_starts, start, end)
         used = set(finder.findall(text)) if finder else set()
@@ -125,4 +129,5 @@ def build_chunks(
                 has_error=has_error,
             )
         )
+        analysis.built[key] = chunks[-1]
     return chunks
