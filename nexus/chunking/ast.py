@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import tree_sitter
 
@@ -33,6 +34,7 @@ from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import Profile
 from nexus.languages import LANGUAGES
 
+Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)
 _WORD = re.compile(rb"\w+")
 
 
@@ -52,6 +54,14 @@ class _Item:
     start: int
     end: int
     node: tree_sitter.Node | None
+
+
+class _Piece(NamedTuple):
+    """A byte range that fits the budget, and whether it is a boundary unit."""
+
+    start: int
+    end: int
+    unit: bool
 
 
 @dataclass
@@ -127,10 +137,10 @@ class _Splitter:
             cut = _char_boundary(data, start + max(1, (end - start) // 2))
         return cut if cut > start else end
 
-    def split(self, start: int, end: int) -> list[tuple[int, int, int]]:
+    def split(self, start: int, end: int) -> list[Span]:
         """Pieces ``(start, end, exact tokens)`` of ``[start, end)``, trailing blanks
         trimmed, each at most ``max_tokens`` when encoded alone."""
-        pieces: list[tuple[int, int, int]] = []
+        pieces: list[Span] = []
         data = self.analysis.data
         work = [(start, end)]
         while work:
@@ -154,13 +164,19 @@ class _Splitter:
 
 def ast_spans(
     analysis: FileAnalysis, max_tokens: int, min_tokens: int, profile: Profile
-) -> list[tuple[int, int, int]]:
+) -> list[Span]:
     """``(start_byte, end_byte, exact tokens)`` of one file's AST chunks, in order,
     each within ``max_tokens``."""
-    data = analysis.data
-    root = analysis.tree.root_node
-    if not data.strip():
+    if not analysis.data.strip():
         return []
+    splitter = _Splitter(analysis, max_tokens)
+    pieces = _expand(analysis, profile, splitter)
+    groups = _merge_small(_pack(pieces, analysis, max_tokens), analysis, max_tokens, min_tokens)
+    return _absorb_trivial(_tidy(groups, analysis, splitter), splitter)
+
+
+def _expand(analysis: FileAnalysis, profile: Profile, splitter: _Splitter) -> list[_Piece]:
+    """Step 1: top-level nodes, oversized ones replaced by their children until all fit."""
     spec = LANGUAGES[analysis.language]
     attach_kinds = spec.comment_kinds | spec.decorator_kinds
     boundaries = {
@@ -170,21 +186,18 @@ def ast_spans(
     }
     jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
     tokens = analysis.tokens
-    splitter = _Splitter(analysis, max_tokens)
-
-    # 1. Expand oversized nodes into pieces that fit.
-    pieces: list[tuple[int, int, bool]] = []  # (start, end, is_boundary)
-    stack = list(reversed(_items(root.children, attach_kinds)))
+    pieces: list[_Piece] = []
+    stack = list(reversed(_items(analysis.tree.root_node.children, attach_kinds)))
     if not stack:
-        stack = [_Item(0, len(data), None)]
+        stack = [_Item(0, len(analysis.data), None)]
     while stack:
         item = stack.pop()
         node = item.node
-        if tokens.estimate(item.start, item.end) <= max_tokens:
+        if tokens.estimate(item.start, item.end) <= splitter.max_tokens:
             is_unit = node is not None and (
                 (node.start_byte, node.end_byte) in boundaries or node.type in jsx_kinds
             )
-            pieces.append((item.start, item.end, is_unit))
+            pieces.append(_Piece(item.start, item.end, is_unit))
             continue
         if node is not None and item.start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
@@ -194,13 +207,17 @@ def ast_spans(
             continue
         children = _items(node.children, attach_kinds) if node is not None else []
         if not children:
-            pieces.extend((a, b, False) for a, b, _ in splitter.split(item.start, item.end))
+            pieces.extend(_Piece(a, b, False) for a, b, _ in splitter.split(item.start, item.end))
             continue
         children[0].start = item.start
         children[-1].end = item.end
         stack.extend(reversed(children))
+    return pieces
 
-    # 2. Pack: units alone, the rest greedily.
+
+def _pack(pieces: list[_Piece], analysis: FileAnalysis, max_tokens: int) -> list[_Group]:
+    """Step 2: boundary units alone, the other pieces packed greedily while they fit."""
+    tokens = analysis.tokens
     groups: list[_Group] = []
     for start, end, is_unit in pieces:
         if is_unit:
@@ -213,8 +230,15 @@ def ast_spans(
                 groups[-1].tokens = merged
                 continue
         groups.append(_Group(start, end, tokens.estimate(start, end), unit=False))
+    return groups
 
-    # 3. Merge chunks under min_tokens into a neighbour.
+
+def _merge_small(
+    groups: list[_Group], analysis: FileAnalysis, max_tokens: int, min_tokens: int
+) -> list[_Group]:
+    """Step 3: chunks under ``min_tokens`` join a neighbour when the result fits."""
+    data, tokens = analysis.data, analysis.tokens
+
     def opens(group: _Group) -> bool:
         tail = data[group.start : group.end].rstrip()
         head = data[group.start : group.end].lstrip()
@@ -234,40 +258,41 @@ def ast_spans(
             return True  # a header, import block or comment joins what follows
         return not group.unit and this_small and not opens(group)  # `}` joins what precedes
 
-    merged_groups: list[_Group] = []
+    merged: list[_Group] = []
     for group in groups:
-        if merged_groups:
-            prev = merged_groups[-1]
+        if merged:
+            prev = merged[-1]
             joined = tokens.estimate(prev.start, group.end)
             if joined <= max_tokens and should_join(prev, group):
-                merged_groups[-1] = _Group(prev.start, group.end, joined, prev.unit or group.unit)
+                merged[-1] = _Group(prev.start, group.end, joined, prev.unit or group.unit)
                 continue
-        merged_groups.append(group)
+        merged.append(group)
+    return merged
 
-    # 4. Tidy edges (indentation in, trailing blanks out) and check exact sizes.
-    spans: list[tuple[int, int, int]] = []
+
+def _tidy(groups: list[_Group], analysis: FileAnalysis, splitter: _Splitter) -> list[Span]:
+    """Step 4: indentation in, trailing blanks out, exact sizes checked (and cut again)."""
+    data = analysis.data
+    spans: list[Span] = []
     previous_end = 0
-    for group in merged_groups:
+    for group in groups:
         start, end = group.start, group.end
         line_start = analysis.line_starts[analysis.line_of(start) - 1]
         if line_start >= previous_end and not data[line_start:start].strip():
             start = line_start
-        while end > start and data[end - 1 : end].isspace():
-            end -= 1
+        end = _rstrip(data, start, end)
         if end <= start:
             continue
         exact = splitter.exact(start, end)
-        if exact <= max_tokens:
+        if exact <= splitter.max_tokens:
             spans.append((start, end, exact))
         else:
             spans.extend(splitter.split(start, end))
         previous_end = spans[-1][1] if spans else previous_end
-    return _absorb_trivial(spans, splitter)
+    return spans
 
 
-def _absorb_trivial(
-    spans: list[tuple[int, int, int]], splitter: _Splitter
-) -> list[tuple[int, int, int]]:
+def _absorb_trivial(spans: list[Span], splitter: _Splitter) -> list[Span]:
     """The last guard against lone braces: a chunk of at most one word (``}``, ``});``,
     ``export``) joins the chunk before it, else the one after it, when the exact count
     of the result fits; failing both, the chunk before it is cut again together with it
