@@ -22,8 +22,22 @@ def chunk_id(repo: str, path: str, strategy: str, start: int, end: int, text: st
     return digest.hexdigest()[:16]
 
 
-def _main_unit(units: list[Unit], starts: list[int], start: int, end: int) -> Unit | None:
-    """The unit a byte range is about (``units`` sorted by start, ``starts`` their starts).
+def _enclosing_indexes(units: list[Unit]) -> list[int]:
+    """For each unit (sorted by start), the index of the innermost unit around it, or -1."""
+    enclosing, open_units = [], []
+    for index, unit in enumerate(units):
+        while open_units and units[open_units[-1]].end_byte < unit.end_byte:
+            open_units.pop()
+        enclosing.append(open_units[-1] if open_units else -1)
+        open_units.append(index)
+    return enclosing
+
+
+def _main_unit(
+    units: list[Unit], starts: list[int], enclosing_of: list[int], start: int, end: int
+) -> Unit | None:
+    """The unit a byte range is about (``units`` sorted by start, ``starts`` their starts,
+    ``enclosing_of`` from ``_enclosing_indexes``).
 
     The main unit is the largest unit inside the range at the level of the range
     (a method in a piece of its class; not a closure in a piece of its function);
@@ -32,8 +46,12 @@ def _main_unit(units: list[Unit], starts: list[int], start: int, end: int) -> Un
     first, last = bisect_left(starts, start), bisect_left(starts, end)
     inside = [u for u in units[first:last] if u.end_byte <= end]
     # Units the range overlaps without holding them whole: a piece of a long unit,
-    # or a class header with its fields.
-    containing = [u for u in units[:first] if u.end_byte > start]
+    # or a class header with its fields. Before the range, that is the innermost unit
+    # still open at its start: earlier siblings of a closed unit are closed too.
+    around = first - 1
+    while around >= 0 and units[around].end_byte <= start:
+        around = enclosing_of[around]
+    containing = [units[around]] if around >= 0 else []
     containing += [u for u in units[first:last] if u.end_byte > end]
     enclosing = min(containing, key=lambda u: u.end_byte - u.start_byte) if containing else None
     if enclosing is not None and enclosing.kind not in TYPE_KINDS:
@@ -45,12 +63,9 @@ def _main_unit(units: list[Unit], starts: list[int], start: int, end: int) -> Un
     return enclosing
 
 
-def _import_finder(names: list[str]) -> re.Pattern[str] | None:
-    """One pattern per file that finds its imported names as whole identifiers."""
-    if not names:
-        return None
-    alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
-    return re.compile(rf"(?<![\w$])(?:{alternatives})(?![\w$])")
+def _import_patterns(names: list[str]) -> dict[str, re.Pattern[str]]:
+    """A whole-identifier pattern per imported name, compiled once per file."""
+    return {name: re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])") for name in names}
 
 
 def file_stem(path: str) -> str:
@@ -83,8 +98,9 @@ def build_chunks(
     error_starts = [a for a, _ in analysis.error_ranges]
     units = analysis.units  # sorted by start byte (extract_units)
     unit_starts = [u.start_byte for u in units]
+    enclosing_of = _enclosing_indexes(units)
+    import_patterns = _import_patterns(list(dict.fromkeys(i.local for i in analysis.imports)))
     stem = file_stem(path)
-    finder = _import_finder([i.local for i in analysis.imports])
     chunks = []
     for start, end, token_count in spans:
         key = (start, end, repo, strategy, profile, context_header)
@@ -92,9 +108,9 @@ def build_chunks(
             chunks.append(analysis.built[key])
             continue
         text = data[start:end].decode("utf-8")
-        main = _main_unit(units, unit_starts, start, end)
-        used = set(finder.findall(text)) if finder else set()
-        imports = tuple(dict.fromkeys(i.local for i in analysis.imports if i.local in used))
+        main = _main_unit(units, unit_starts, enclosing_of, start, end)
+        # A substring test first: most names are absent from most chunks.
+        imports = tuple(n for n, p in import_patterns.items() if n in text and p.search(text))
         # A MISSING node has no width: it belongs to the chunk it touches.
         candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
         has_error = any(
