@@ -63,9 +63,7 @@ def _main_unit(
     return enclosing
 
 
-def _import_patterns(names: list[str]) -> dict[str, re.Pattern[str]]:
-    """A whole-identifier pattern per imported name, compiled once per file."""
-    return {name: re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])") for name in names}
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 def file_stem(path: str) -> str:
@@ -99,7 +97,7 @@ def build_chunks(
     units = analysis.units  # sorted by start byte (extract_units)
     unit_starts = [u.start_byte for u in units]
     enclosing_of = _enclosing_indexes(units)
-    import_patterns = _import_patterns(list(dict.fromkeys(i.local for i in analysis.imports)))
+    imported = list(dict.fromkeys(i.local for i in analysis.imports))
     stem = file_stem(path)
     chunks = []
     for start, end, token_count in spans:
@@ -109,8 +107,8 @@ def build_chunks(
             continue
         text = data[start:end].decode("utf-8")
         main = _main_unit(units, unit_starts, enclosing_of, start, end)
-        # A substring test first: most names are absent from most chunks.
-        imports = tuple(n for n, p in import_patterns.items() if n in text and p.search(text))
+        used = set(_IDENTIFIER.findall(text)) if imported else ()
+        imports = tuple(name for name in imported if name in used)
         # A MISSING node has no width: it belongs to the chunk it touches.
         candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
         has_error = any(
