@@ -40,15 +40,12 @@ import json
 import os
 import platform
 import pstats
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,22 +53,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from nexus.config import ChunkConfig  # noqa: E402
+from nexus.ui.serve import CHROMIUM, CHROMIUM_ARGS, dashboard_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 PAGE = ROOT / "pages" / "1_Chunks_and_AST.py"
 PAGE_LABEL = "Chunks and AST"
 SAMPLE = "express-images"
 TARGET_P50_S = 0.5
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+
 #: The sidebar sliders as ``state.settings_sidebar`` draws them: (min, max, step).
 SHOWN = ("max_tokens", "min_tokens", "profile", "chunks", "largest")
 SLIDERS = {"max_tokens": (64, 2048, 16), "min_tokens": (0, 256, 8)}
@@ -80,70 +69,6 @@ sys.path.insert(0, str(ROOT))
 
 
 # --- the server ----------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def streamlit_server(workdir: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port; yields its URL and always kills it."""
-    port = free_port()
-    env = dict(
-        os.environ,
-        NEXUS_UI_EMBEDDER="fake",
-        NEXUS_CACHE_DIR=str(workdir / "cache"),
-    )
-    log_path = workdir / "streamlit.log"
-    with open(log_path, "w+") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--browser.gatherUsageStats",
-                "false",
-                "--server.fileWatcherType",
-                "none",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                        if reply.status == 200:
-                            break
-                except OSError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise RuntimeError(f"streamlit did not start:\n{log.read()[-3000:]}")
-                time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
 
 
 # --- what the page should show --------------------------------------------------------
@@ -829,7 +754,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     with tempfile.TemporaryDirectory(prefix="nexus-ui-latency-") as tmp:
         workdir = Path(tmp)
-        with streamlit_server(workdir) as url:
+        with dashboard_server(workdir) as url:
             browser = run_browser(url, expected, args)
         report["browser"] = {k: v for k, v in browser.items() if k != "samples"}
         report["samples"] = browser["samples"]
