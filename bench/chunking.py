@@ -32,8 +32,6 @@ import datetime as dt
 import importlib.metadata
 import itertools
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -41,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus import CorpusFile, cache_dir, default_packages, load_corpus
+from machine import machine
 
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.config import ChunkConfig
@@ -552,23 +551,6 @@ def git_state() -> str:
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
     return head + (" (nexus/ modified)" if git("status", "--porcelain", "--", "nexus") else "")
-
-
-def machine() -> dict[str, object]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu or platform.processor(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-    }
 
 
 def write_markdown(path: Path, report: dict, rows: list[Row], targets: list) -> None:

@@ -38,7 +38,6 @@ import datetime as dt
 import importlib.metadata
 import json
 import os
-import platform
 import pstats
 import statistics
 import subprocess
@@ -52,6 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import machine  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.ui.serve import CHROMIUM, CHROMIUM_ARGS, dashboard_server  # noqa: E402
 
@@ -590,15 +590,8 @@ def profile_rerun(workdir: Path, top: int) -> dict[str, Any]:
 # --- report --------------------------------------------------------------------------
 
 
-def machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+def run_info() -> dict[str, Any]:
+    """The machine, Chromium and the versions of what draws the page."""
     versions = {}
     for package in ("streamlit", "playwright", "plotly", "pandas", "pygments"):
         try:
@@ -611,13 +604,7 @@ def machine() -> dict[str, Any]:
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         chromium = None
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu or platform.processor(),
-        "python": platform.python_version(),
-        "chromium": chromium,
-        "versions": versions,
-    }
+    return {**machine(), "chromium": chromium, "versions": versions}
 
 
 def write_markdown(path: Path, report: dict[str, Any]) -> None:
@@ -746,7 +733,7 @@ def main(argv: list[str] | None = None) -> int:
     expected = Expected()
     report: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": run_info(),
         "sample": SAMPLE,
         "file": expected.path,
         "file_lines": expected.analysis.source.text.count("\n") + 1,
