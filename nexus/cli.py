@@ -12,13 +12,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nexus.config import ChunkConfig, load_config
+from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
 from nexus.embedding import ModelUnavailableError
 from nexus.sources import IngestError, open_repository
 
 
 def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="settings file (.toml or .json) as exported by the app")
+    parser.add_argument("--preset", help="token budget preset: retrieval, model-window, large")
     parser.add_argument("--strategy", choices=["ast", "lines"])
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--min-tokens", type=int)
@@ -28,8 +29,10 @@ def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> ChunkConfig:
-    """Settings from ``--config`` first, then individual flags on top."""
+    """Settings from ``--config`` first, then ``--preset``, then individual flags on top."""
     config = load_config(args.config) if args.config else ChunkConfig()
+    if args.preset:
+        config = apply_preset(config, args.preset)
     changes = {
         "strategy": args.strategy,
         "max_tokens": args.max_tokens,
@@ -240,6 +243,9 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     for profile in PROFILES.values():
         print(f"{profile.name:12} {profile.description}")
     print(f"{'auto':12} picks one of the above per file and says why")
+    print("\nbudget presets (--preset):")
+    for preset in PRESETS.values():
+        print(f"{preset.name:12} {preset.max_tokens}/{preset.min_tokens}: {preset.description}")
     return 0
 
 
@@ -297,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", help="local sentence-transformers model folder")
     evaluate.set_defaults(run=cmd_eval)
 
-    profiles = verbs.add_parser("profiles", help="list hierarchy profiles")
+    profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")
     profiles.add_argument("--toml", action="store_true", help="print them as an editable file")
     profiles.set_defaults(run=cmd_profiles)
     return parser

@@ -65,6 +65,51 @@ class ChunkConfig:
         return cls(**data)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named token budget, and what it is for."""
+
+    name: str
+    max_tokens: int
+    min_tokens: int
+    description: str
+
+
+PRESETS: dict[str, Preset] = {
+    preset.name: preset
+    for preset in (
+        Preset(
+            "retrieval",
+            ChunkConfig().max_tokens,
+            ChunkConfig().min_tokens,
+            "the defaults: best doc-query MRR@10 over the dev and held-out sets",
+        ),
+        Preset(
+            "model-window",
+            144,
+            32,
+            "chunks small enough that all-MiniLM-L6-v2 reads them whole (256 word pieces, "
+            "context line included; none over on the dev set or the sample repos)",
+        ),
+        Preset(
+            "large",
+            1024,
+            96,
+            "fewer, bigger chunks for prompts with room; the model reads only their first "
+            "256 word pieces",
+        ),
+    )
+}
+
+
+def apply_preset(config: ChunkConfig, name: str) -> ChunkConfig:
+    """``config`` with a preset's token budget."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    preset = PRESETS[name]
+    return config.with_(max_tokens=preset.max_tokens, min_tokens=preset.min_tokens)
+
+
 def read_settings_file(path: str | Path) -> dict[str, object]:
     """The raw tables of a ``.toml`` or ``.json`` settings file."""
     path = Path(path)

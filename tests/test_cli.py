@@ -135,3 +135,14 @@ def test_a_bad_zip_is_a_message(capsys, tmp_path):
     bad.write_bytes(b"PK\x03\x04 this is not a zip")
     code, _, err = run(capsys, "scan", str(bad))
     assert code == 2 and "zip" in err
+
+
+def test_preset_sets_the_budget_and_flags_override_it(capsys):
+    from nexus.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(["chunk", "x", "--preset", "model-window"])
+    assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (144, 32)
+    args = build_parser().parse_args(["chunk", "x", "--preset", "large", "--min-tokens", "8"])
+    assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (1024, 8)
+    code, _, err = run(capsys, "chunk", str(SAMPLES / "ts-payments"), "--preset", "tiny")
+    assert code == 2 and "unknown preset" in err

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus.config import ChunkConfig
+from nexus.config import ChunkConfig, apply_preset
 from nexus.embedding import CachedEmbedder, DualView, EmbeddingCache
 from nexus.evaluation import compare, load_queries
 from nexus.index import build_indexes
@@ -32,3 +32,12 @@ def test_ast_chunks_beat_line_windows_on_the_sample_queries(real_embedder, tmp_p
     # Re-indexing with the same settings embeds nothing new.
     build_indexes([ast_chunks], embedder)
     assert embedder.last_misses == 0 and embedder.last_hits == len(ast_chunks)
+
+
+@pytest.mark.model
+def test_model_window_preset_fits_the_models_window(real_embedder):
+    config = apply_preset(ChunkConfig(), "model-window")
+    for name in ("express-images", "ts-payments", "react-dashboard"):
+        chunks = chunk_repository(open_repository(SAMPLE.parent / name), config)
+        pieces = real_embedder.count_wordpieces([c.embedding_text for c in chunks])
+        assert max(pieces) <= real_embedder.max_seq_length, name

@@ -21,7 +21,7 @@ import streamlit as st
 
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
-from nexus.config import DEFAULT_ENCODING, ChunkConfig, dump_config_toml
+from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
 from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
 from nexus.evaluation import Query, Target, query_from_dict
 from nexus.extract import regex_functions
@@ -50,7 +50,7 @@ DEFAULTS: dict[str, Any] = {
     "line_window": ChunkConfig().line_window,
 }
 #: Widget keys whose values survive a page switch.
-KEPT_KEYS = (*DEFAULTS, "source", "sample", "local_path", "file", "query", "k", "target")
+KEPT_KEYS = (*DEFAULTS, "preset", "source", "sample", "local_path", "file", "query", "k", "target")
 SOURCES = ("Sample repository", "Upload a zip", "Local path")
 
 
@@ -78,6 +78,8 @@ def page_setup(title: str) -> None:
             st.session_state[key] = st.session_state[key]
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    if "preset" not in st.session_state:
+        _matching_preset()
 
 
 def sample_names() -> list[str]:
@@ -227,6 +229,22 @@ def current_config(strategy: str = "ast") -> ChunkConfig:
     )
 
 
+def _matching_preset() -> None:
+    """After a slider move, name the preset the sliders now match, if any."""
+    budget = (st.session_state.get("max_tokens"), st.session_state.get("min_tokens"))
+    st.session_state["preset"] = next(
+        (p.name for p in PRESETS.values() if (p.max_tokens, p.min_tokens) == budget), ""
+    )
+
+
+def _apply_preset() -> None:
+    """Move the budget sliders to the chosen preset (the sliders stay free to move)."""
+    preset = PRESETS.get(st.session_state.get("preset", ""))
+    if preset is not None:
+        st.session_state["max_tokens"] = preset.max_tokens
+        st.session_state["min_tokens"] = preset.min_tokens
+
+
 def settings_sidebar() -> ChunkConfig:
     """The repository name and the chunking settings, in the sidebar of every page."""
     repo = current_repo()
@@ -234,12 +252,21 @@ def settings_sidebar() -> ChunkConfig:
         st.markdown(f"**Repository:** `{repo.name}`")
         st.caption(f"{len(chunkable_paths(repo))} chunkable files · change it on the home page")
         st.subheader("Chunking settings")
+        st.selectbox(
+            "Budget preset",
+            ["", *PRESETS],
+            key="preset",
+            format_func=lambda name: name or "(custom)",
+            on_change=_apply_preset,
+            help="; ".join(f"{p.name}: {p.description}" for p in PRESETS.values()),
+        )
         st.slider(
             "max_tokens",
             64,
             2048,
             step=16,
             key="max_tokens",
+            on_change=_matching_preset,
             help="Largest AST chunk in tokens; bigger units are split along their children.",
         )
         st.slider(
@@ -248,6 +275,7 @@ def settings_sidebar() -> ChunkConfig:
             256,
             step=8,
             key="min_tokens",
+            on_change=_matching_preset,
             help="Small neighbouring pieces are merged until they reach this size.",
         )
         st.selectbox(

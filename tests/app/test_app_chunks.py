@@ -63,3 +63,15 @@ def test_a_tsx_file(page) -> None:
     at.selectbox(key="file").set_value("src/components/Dashboard.tsx").run()
     assert not at.exception
     assert int(metric(at, "Chunks")) > 1
+
+
+def test_budget_preset_moves_the_sliders_and_a_slider_move_makes_it_custom(page) -> None:
+    at = page("chunks").run()
+    assert at.selectbox(key="preset").value == "retrieval"
+    before = int(metric(at, "Chunks"))
+    at.selectbox(key="preset").set_value("model-window").run()
+    assert not at.exception
+    assert (at.slider(key="max_tokens").value, at.slider(key="min_tokens").value) == (144, 32)
+    assert int(metric(at, "Chunks")) > before
+    at.slider(key="max_tokens").set_value(400).run()
+    assert at.selectbox(key="preset").value == ""
