@@ -7,7 +7,6 @@ ranks as ``cl100k_base`` without a download.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -63,7 +62,14 @@ _CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
     r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
-_LINE_BOUNDARY = re.compile(rb"\n(?=[^\r\n])")
+
+
+def _line_boundaries(data: bytes) -> list[int]:
+    """Offsets just after a newline that is not followed by another ``\r`` or ``\n``."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    after = raw[1:]
+    at = (raw[:-1] == 0x0A) & (after != 0x0A) & (after != 0x0D)
+    return (np.flatnonzero(at) + 1).tolist()
 
 
 class TokenIndex:
@@ -84,7 +90,7 @@ class TokenIndex:
         self.encoding = encoding
         self._exact: dict[tuple[int, int], int] = {}
         additive = getattr(enc, "_pat_str", None) == _CL100K_PATTERN
-        self._boundaries = [m.end() for m in _LINE_BOUNDARY.finditer(data)] if additive else []
+        self._boundaries = _line_boundaries(data) if additive else []
 
     def estimate(self, start: int, end: int) -> int:
         """Tokens starting inside the byte range ``[start, end)``."""

@@ -10,6 +10,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 import tree_sitter
 
 from nexus.extract import Import, extract_imports, extract_units
@@ -65,12 +66,8 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
     tree = parse(source.data, language)
     captures = capture_nodes(tree, language)
     errors = sorted((node.start_byte, node.end_byte) for node in captures.get("error", []))
-    line_starts = [0]
-    find = source.data.find
-    position = find(b"\n")
-    while position != -1:
-        line_starts.append(position + 1)
-        position = find(b"\n", position + 1)
+    newlines = np.flatnonzero(np.frombuffer(source.data, dtype=np.uint8) == 0x0A)
+    line_starts = [0, *(newlines + 1).tolist()]
     return FileAnalysis(
         source=source,
         language=language,

@@ -107,8 +107,9 @@ def build_chunks(
             continue
         text = data[start:end].decode("utf-8")
         main = _main_unit(units, unit_starts, enclosing_of, start, end)
-        used = set(_IDENTIFIER.findall(text)) if imported else ()
-        imports = tuple(name for name in imported if name in used)
+        maybe = [name for name in imported if name in text]  # substring test first: cheap
+        used = set(_IDENTIFIER.findall(text)) if maybe else ()
+        imports = tuple(name for name in maybe if name in used)
         # A MISSING node has no width: it belongs to the chunk it touches.
         candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
         has_error = any(
