@@ -187,3 +187,18 @@ def test_rechunking_reuses_chunks_whose_range_and_settings_are_unchanged():
     merged = chunk_analysis(analysis, ChunkConfig(max_tokens=512, min_tokens=64), repo="test")
     assert len(merged) < len(first)  # other settings, other ranges: built anew
     check_invariants(analysis, merged, 512)
+
+
+def test_small_type_declarations_join_a_neighbour_large_ones_stay_alone():
+    body = "\n".join(f"  const v{i} = compute(a, {i});" for i in range(12))
+    text = (
+        f"export function first(a: number) {{\n{body}\n  return a;\n}}\n\n"
+        "type Id = string;\n\n"
+        f"export function second(a: number) {{\n{body}\n  return a;\n}}\n\n"
+        "export interface Big {\n" + "\n".join(f"  field{i}: string;" for i in range(20)) + "\n}\n"
+    )
+    analysis, chunks = chunk_text(text, max_tokens=256, min_tokens=32, profile="oop")
+    check_invariants(analysis, chunks, 256)
+    assert not any(c.text.strip() == "type Id = string;" for c in chunks)
+    assert any("type Id = string;" in c.text for c in chunks)
+    assert any(c.symbol == "Big" and c.text.startswith("export interface Big") for c in chunks)

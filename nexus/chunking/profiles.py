@@ -17,6 +17,8 @@ from nexus.types import Unit
 FUNCTION_KINDS = frozenset({"function", "arrow", "function_expression", "wrapped_function"})
 MEMBER_KINDS = frozenset({"method", "constructor", "getter", "setter"})
 TYPE_KINDS = frozenset({"class", "interface", "type", "enum", "namespace"})
+#: Type declarations without behaviour: under ``min_tokens`` they join their neighbours.
+DECLARATION_KINDS = frozenset({"interface", "type", "enum"})
 ALL_UNIT_KINDS = FUNCTION_KINDS | MEMBER_KINDS | TYPE_KINDS
 
 
