@@ -28,6 +28,11 @@ def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-header", action="store_true", help="embed code without context")
 
 
+def _add_embedding_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache", default=".nexus-cache", help="embedding cache folder")
+    parser.add_argument("--model", help="local sentence-transformers model folder")
+
+
 def config_from_args(args: argparse.Namespace) -> ChunkConfig:
     """Settings from ``--config`` first, then ``--preset``, then individual flags on top."""
     config = load_config(args.config) if args.config else ChunkConfig()
@@ -270,13 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
     chunk.add_argument("--output", "-o", help="write here instead of stdout")
     chunk.set_defaults(run=cmd_chunk)
 
-    cache_help = "embedding cache folder (default .nexus-cache)"
     index = verbs.add_parser("index", help="chunk, embed and save a vector index")
     index.add_argument("target")
     _add_chunk_options(index)
     index.add_argument("--out", help="index folder (default .nexus-cache/indexes/REPO-STRATEGY)")
-    index.add_argument("--cache", default=".nexus-cache", help=cache_help)
-    index.add_argument("--model", help="local sentence-transformers model folder")
+    _add_embedding_options(index)
     index.set_defaults(run=cmd_index)
 
     search = verbs.add_parser("search", help="query line-based and AST chunks side by side")
@@ -286,8 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.set_defaults(strategy="both")
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
-    search.add_argument("--cache", default=".nexus-cache", help=cache_help)
-    search.add_argument("--model", help="local sentence-transformers model folder")
+    _add_embedding_options(search)
     search.set_defaults(run=cmd_search)
 
     evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
@@ -299,8 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
     evaluate.add_argument("--sweep-min", default="0,16,32,64")
-    evaluate.add_argument("--cache", default=".nexus-cache", help=cache_help)
-    evaluate.add_argument("--model", help="local sentence-transformers model folder")
+    _add_embedding_options(evaluate)
     evaluate.set_defaults(run=cmd_eval)
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")

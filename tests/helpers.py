@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.config import DEFAULT_ENCODING
-from nexus.types import Category, FileInfo, SourceFile
+from nexus.types import Category, Chunk, FileInfo, SourceFile
 
 
 def make_source(
@@ -19,3 +19,24 @@ def analyze_text(
     text: str, path: str = "src/example.ts", language: str = "typescript"
 ) -> FileAnalysis:
     return analyze(make_source(text, path, language), DEFAULT_ENCODING)
+
+
+def make_chunk(
+    chunk_id: str, file: str = "src/a.js", start: int = 1, end: int = 10, **fields
+) -> Chunk:
+    """A hand-made chunk for index and metric tests (defaults for everything else)."""
+    values = dict(
+        id=chunk_id,
+        repo="demo",
+        file=file,
+        language="javascript",
+        strategy="ast",
+        start_line=start,
+        end_line=end,
+        start_byte=0,
+        end_byte=10,
+        token_count=5,
+        text=f"function {chunk_id}() {{}}",
+        context=f"// {file}",
+    )
+    return Chunk(**{**values, **fields})

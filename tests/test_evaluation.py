@@ -30,25 +30,9 @@ from nexus.evaluation import (
 from nexus.index import Hit, VectorIndex
 from nexus.search import SideBySide
 from nexus.types import Chunk
+from tests.helpers import make_chunk
 
 SCORER = Path("/work/shared/eval/score.py")
-
-
-def make_chunk(cid: str, file: str, start: int, end: int) -> Chunk:
-    return Chunk(
-        id=cid,
-        repo="demo",
-        file=file,
-        language="javascript",
-        strategy="lines",
-        start_line=start,
-        end_line=end,
-        start_byte=0,
-        end_byte=1,
-        token_count=1,
-        text="x",
-        context="x",
-    )
 
 
 # a.js: c1 1-10, c2 11-30, c3 31-40; b.js: c4 1-20. Chunk i has unit vector e_i.

@@ -7,25 +7,12 @@ import pytest
 
 from nexus.index import VectorIndex
 from nexus.types import Chunk
+from tests import helpers
 
 
 def make_chunk(i: int, file: str = "src/a.js", start: int = 1, end: int = 10) -> Chunk:
-    return Chunk(
-        id=f"c{i}",
-        repo="demo",
-        file=file,
-        language="javascript",
-        strategy="ast",
-        start_line=start,
-        end_line=end,
-        start_byte=0,
-        end_byte=10,
-        token_count=5,
-        text=f"function f{i}() {{}}",
-        context=f"// {file}",
-        symbol=f"f{i}",
-        symbols=(f"f{i}",),
-        imports=("fs",),
+    return helpers.make_chunk(
+        f"c{i}", file, start, end, symbol=f"f{i}", symbols=(f"f{i}",), imports=("fs",)
     )
 
 
