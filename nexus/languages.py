@@ -29,6 +29,9 @@ class LanguageSpec:
     comment_kinds: frozenset[str]
     decorator_kinds: frozenset[str]
     jsx_kinds: frozenset[str]
+    # Overload signatures (``function f(a: string): void``): they ride with the
+    # implementation of the same name that follows them, like its doc comment.
+    signature_kinds: frozenset[str] = frozenset()
 
 
 _JS_COMMON = dict(
@@ -49,6 +52,8 @@ _TS_TYPES = frozenset(
     {"interface_declaration", "type_alias_declaration", "enum_declaration", "internal_module"}
 )
 
+_TS_SIGNATURES = frozenset({"function_signature", "method_signature"})
+
 LANGUAGES: dict[str, LanguageSpec] = {
     "javascript": LanguageSpec(
         name="javascript",
@@ -62,6 +67,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
         extensions=(".ts", ".mts", ".cts"),
         type_kinds=_TS_TYPES,
         jsx_kinds=frozenset(),
+        signature_kinds=_TS_SIGNATURES,
         **_JS_COMMON,
     ),
     "tsx": LanguageSpec(
@@ -69,6 +75,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
         extensions=(".tsx",),
         type_kinds=_TS_TYPES,
         jsx_kinds=frozenset({"jsx_element", "jsx_self_closing_element", "jsx_fragment"}),
+        signature_kinds=_TS_SIGNATURES,
         **_JS_COMMON,
     ),
 }

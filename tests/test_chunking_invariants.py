@@ -202,3 +202,35 @@ def test_small_type_declarations_join_a_neighbour_large_ones_stay_alone():
     assert not any(c.text.strip() == "type Id = string;" for c in chunks)
     assert any("type Id = string;" in c.text for c in chunks)
     assert any(c.symbol == "Big" and c.text.startswith("export interface Big") for c in chunks)
+
+
+def test_overload_signatures_ride_with_their_implementation():
+    signatures = "".join(
+        f"/** Parses {t}. */\nexport function parse(value: {t}): {t}\n"
+        for t in ("string", "number")
+    )
+    members = "  load(id: string): void\n  load(id: number): void\n  load(id: any) {\n  }\n"
+    members += "".join(
+        f"  save{i}(): void {{\n    this.flush({i}, this.rows);\n  }}\n" for i in range(6)
+    )
+    text = (
+        f"{signatures}export function parse(value: any) {{\n  return value;\n}}\n\n"
+        f"export class Store {{\n{members}}}\n\n"
+        "export interface Api {\n  get(): void\n  put(): void\n}\n"
+    )
+    analysis, chunks = chunk_text(text, max_tokens=80, min_tokens=0, profile="oop")
+    check_invariants(analysis, chunks, 80)
+    parse = next(c for c in chunks if c.symbol == "parse")
+    assert parse.text.startswith("/** Parses string. */\nexport function parse(value: string)")
+    assert parse.text.endswith("return value;\n}")
+    load = next(c for c in chunks if c.symbol == "Store.load")
+    assert load.text.lstrip().startswith("load(id: string): void\n  load(id: number)")
+    assert next(c for c in chunks if c.symbol == "Api").text.startswith("export interface Api")
+
+
+def test_a_range_just_over_budget_is_cut_into_even_pieces():
+    text = "const s = `\n" + "alpha beta gamma delta\n" * 26 + "`;\n"  # 2 pieces + 11 greedy
+    analysis, chunks = chunk_text(text, max_tokens=64, min_tokens=0)
+    check_invariants(analysis, chunks, 64)
+    sizes = [c.token_count for c in chunks]
+    assert len(sizes) == 3 and min(sizes) >= 40, sizes

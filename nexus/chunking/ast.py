@@ -32,7 +32,7 @@ import tree_sitter
 
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import DECLARATION_KINDS, Profile
-from nexus.languages import LANGUAGES
+from nexus.languages import LANGUAGES, LanguageSpec
 
 Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)
 _WORD = re.compile(rb"\w+")
@@ -74,18 +74,59 @@ class _Group:
     unit: bool  # holds a boundary unit: nothing is packed into it, units never dilute units
 
 
-def _items(children: list[tree_sitter.Node], attach_kinds: frozenset[str]) -> list[_Item]:
-    """Sibling nodes as items, comments/decorators attached to their neighbour."""
+def _declared_name(node: tree_sitter.Node) -> tuple[str, bytes | None]:
+    """(kind, name) of a declaration, looking through ``export``."""
+    if node.type == "export_statement":
+        declaration = node.child_by_field_name("declaration")
+        if declaration is None:
+            return node.type, None
+        node = declaration
+    name = node.child_by_field_name("name")
+    return node.type, name.text if name is not None else None
+
+
+def _overloads(children: list[tree_sitter.Node], spec: LanguageSpec) -> set[int]:
+    """Indexes of overload signatures directly before the implementation of the same
+    name: the group is one unit (an overload set alone had no symbol, and its
+    implementation was a fragment of a few tokens)."""
+    if not spec.signature_kinds:
+        return set()
+    named = spec.signature_kinds | spec.function_kinds | spec.method_kinds | spec.export_kinds
+    found: set[int] = set()
+    following: bytes | None = None  # name of the implementation below, if any
+    for index in range(len(children) - 1, -1, -1):
+        child = children[index]
+        if child.type in spec.comment_kinds or child.type in spec.decorator_kinds:
+            continue
+        kind, name = _declared_name(child) if child.type in named else ("", None)
+        if kind in spec.signature_kinds:
+            if name is not None and name == following:
+                found.add(index)
+            else:
+                following = None
+        else:
+            following = name if kind in spec.function_kinds | spec.method_kinds else None
+    return found
+
+
+def _items(children: list[tree_sitter.Node], spec: LanguageSpec) -> list[_Item]:
+    """Sibling nodes as items; comments, decorators and overload signatures attached
+    to the node they precede."""
+    overloads = _overloads(children, spec)
     items: list[_Item] = []
     lead: int | None = None
     last_row = -1
-    for child in children:
-        if child.type in attach_kinds:
-            trailing = child.type != "decorator" and child.start_point.row == last_row
+    for index, child in enumerate(children):
+        if child.type in spec.comment_kinds or child.type in spec.decorator_kinds:
+            trailing = child.type in spec.comment_kinds and child.start_point.row == last_row
             if trailing and items and lead is None:
                 items[-1].end = child.end_byte  # `foo(); // why` stays with foo()
             elif lead is None:
                 lead = child.start_byte
+            last_row = child.end_point.row
+            continue
+        if index in overloads:
+            lead = child.start_byte if lead is None else lead
             last_row = child.end_point.row
             continue
         items.append(_Item(lead if lead is not None else child.start_byte, child.end_byte, child))
@@ -114,23 +155,32 @@ class _Splitter:
         return self.analysis.tokens.exact(self.analysis.data, start, end)
 
     def _cut(self, start: int, end: int) -> int:
-        """A cut point in (start, end): the last line start that keeps the head in budget
+        """A cut point in (start, end): the last line start that keeps the head within
+        an even share of the range (no 500 + 12 split of a range just over budget)
         and does not leave a lone brace or keyword behind; else a token start."""
         tokens = self.analysis.tokens
         starts = self.analysis.line_starts
         data = self.analysis.data
-        fitting = []
+        total = tokens.estimate(start, end)
+        share = -(-total // max(2, -(-total // self.max_tokens)))  # ceil(total / pieces)
+        fitting: list[int] = []  # line starts that keep the head within the budget
+        balanced = 0  # how many of them keep it within the share
         for index in range(self.analysis.line_of(start), len(starts)):
             candidate = starts[index]
-            if candidate >= end or tokens.estimate(start, candidate) > self.max_tokens:
+            if candidate >= end:
                 break
-            if data[start:candidate].strip():
+            head = tokens.estimate(start, candidate)
+            if head > self.max_tokens:
+                break
+            if fitting or data[start:candidate].strip():
                 fitting.append(candidate)
-        for candidate in reversed(fitting):
+                balanced = len(fitting) if head <= share else balanced
+        preferred = fitting[:balanced] or fitting
+        for candidate in reversed(preferred):
             if not _one_word_at_most(data, candidate, end):
                 return candidate
-        if fitting:
-            return fitting[-1]
+        if preferred:
+            return preferred[-1]
         points = tokens.split_points(start, end, max(1, self.max_tokens - 2))
         cut = _char_boundary(data, points[0]) if points else start
         if cut <= start:
@@ -186,7 +236,6 @@ def _expand(
     chunks under 32 tokens 2.9% -> 1.2% in bench/chunking.py).
     """
     spec = LANGUAGES[analysis.language]
-    attach_kinds = spec.comment_kinds | spec.decorator_kinds
     tokens = analysis.tokens
     boundaries = {
         (unit.start_byte, unit.end_byte)
@@ -199,7 +248,7 @@ def _expand(
     }
     jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
     pieces: list[_Piece] = []
-    stack = list(reversed(_items(analysis.tree.root_node.children, attach_kinds)))
+    stack = list(reversed(_items(analysis.tree.root_node.children, spec)))
     if not stack:
         stack = [_Item(0, len(analysis.data), None)]
     while stack:
@@ -217,7 +266,7 @@ def _expand(
             stack.append(_Item(node.start_byte, item.end, node))
             stack.append(_Item(item.start, node.start_byte, None))
             continue
-        children = _items(node.children, attach_kinds) if node is not None else []
+        children = _items(node.children, spec) if node is not None else []
         if not children:
             pieces.extend(_Piece(a, b, False) for a, b, _ in splitter.split(item.start, item.end))
             continue
