@@ -46,14 +46,13 @@ def _text(node: tree_sitter.Node | None) -> str:
 
 def _statement_span(node: tree_sitter.Node) -> tree_sitter.Node:
     """Climb from a definition to the statement that holds it (keeping ``export``)."""
-    current = node
-    while current.parent is not None and current.parent.type in _BINDING_WRAPPERS:
-        parent = current.parent
+    current, parent = node, node.parent  # .parent walks down from the root: ask once
+    while parent is not None and parent.type in _BINDING_WRAPPERS:
         # A declaration with several declarators is not one unit's span.
         declares = parent.type in ("lexical_declaration", "variable_declaration")
         if declares and len(_declarators(parent)) > 1:
             break
-        current = parent
+        current, parent = parent, parent.parent
     return current
 
 
@@ -188,15 +187,17 @@ def extract_units(
         enclosing = open_units[-1].qualname if open_units else None
         owner = _member_owner(node, spec) or enclosing
         qualname = f"{owner}.{name}" if owner and "." not in name else name
-        first_line = data[span.start_byte : span.end_byte].split(b"\n", 1)[0]
+        start, end = span.start_byte, span.end_byte
+        line_end = data.find(b"\n", start, end)
+        first_line = data[start : line_end if line_end != -1 else end]
         unit = Unit(
             name=name.rsplit(".", 1)[-1],
             qualname=qualname,
             kind=kind,
             start_line=span.start_point.row + 1,
             end_line=span.end_point.row + 1,
-            start_byte=span.start_byte,
-            end_byte=span.end_byte,
+            start_byte=start,
+            end_byte=end,
             parent=enclosing,
             exported=_is_exported(span, name),
             signature=first_line.decode("utf-8", errors="replace").strip()[:160],

@@ -143,7 +143,8 @@ def _query_source(spec: LanguageSpec, language: tree_sitter.Language) -> str:
         | spec.method_kinds
     )
     jsx = f"[{alternatives(spec.jsx_kinds)}] @jsx" if spec.jsx_kinds else ""
-    return f"[{alternatives(unit_kinds)}] @unit (ERROR) @error (MISSING) @error {jsx}"
+    signature = f"[{alternatives(spec.signature_kinds)}] @signature" if spec.signature_kinds else ""
+    return f"[{alternatives(unit_kinds)}] @unit (ERROR) @error (MISSING) @error {jsx} {signature}"
 
 
 @cache
@@ -153,8 +154,8 @@ def _compiled_query(language: str) -> tree_sitter.Query:
 
 
 def capture_nodes(tree: tree_sitter.Tree, language: str) -> dict[str, list[tree_sitter.Node]]:
-    """Unit candidates (``unit``), ERROR/MISSING nodes (``error``) and JSX (``jsx``) of a
-    whole tree, in one walk that runs in C."""
+    """Unit candidates (``unit``), ERROR/MISSING nodes (``error``), JSX (``jsx``) and
+    signatures (``signature``) of a whole tree, in one walk that runs in C."""
     return tree_sitter.QueryCursor(_compiled_query(language)).captures(tree.root_node)
 
 

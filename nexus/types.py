@@ -65,7 +65,7 @@ class SourceFile:
     had_bom: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: built by the thousand, cheaper
 class Unit:
     """A function-like or type-like definition found in a file (see ``nexus.extract``)."""
 
@@ -85,7 +85,7 @@ class Unit:
         return self.end_line - self.start_line + 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: built by the thousand, cheaper
 class Chunk:
     """One retrievable piece of a file: its exact source slice plus metadata.
 

@@ -30,6 +30,7 @@ class FileAnalysis:
     imports: list[Import]
     error_ranges: list[tuple[int, int]]  # byte ranges of ERROR / MISSING nodes
     has_jsx: bool
+    has_signatures: bool  # TS overload or interface method signatures: worth a look
     tokens: TokenIndex
     line_starts: list[int]  # byte offset of each line's first byte
     # Chunks already built from this file, by range and settings: after a slider move
@@ -43,6 +44,27 @@ class FileAnalysis:
     def line_of(self, byte: int) -> int:
         """1-based line number holding ``byte``."""
         return bisect_right(self.line_starts, byte)
+
+    @cached_property
+    def unit_starts(self) -> list[int]:
+        """Start byte of each unit (``units`` are sorted by start), for bisection."""
+        return [unit.start_byte for unit in self.units]
+
+    @cached_property
+    def enclosing_units(self) -> list[int]:
+        """For each unit, the index of the innermost unit around it, or -1."""
+        enclosing, open_units = [], []
+        for index, unit in enumerate(self.units):
+            while open_units and self.units[open_units[-1]].end_byte < unit.end_byte:
+                open_units.pop()
+            enclosing.append(open_units[-1] if open_units else -1)
+            open_units.append(index)
+        return enclosing
+
+    @cached_property
+    def imported_names(self) -> tuple[bytes, ...]:
+        """Local names bound by the file's imports (UTF-8), first binding first."""
+        return tuple(dict.fromkeys(i.local.encode("utf-8") for i in self.imports))
 
     @cached_property
     def unit_depths(self) -> list[int]:
@@ -76,6 +98,7 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
         imports=extract_imports(tree),
         error_ranges=errors,
         has_jsx=bool(captures.get("jsx")),
+        has_signatures=bool(captures.get("signature")),
         tokens=TokenIndex(source.data, encoding),
         line_starts=line_starts,
     )

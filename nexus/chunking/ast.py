@@ -47,7 +47,7 @@ def _one_word_at_most(data: bytes, start: int, end: int) -> bool:
 _OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     """A byte range to place, with the node it came from (None for loose comments)."""
 
@@ -64,7 +64,7 @@ class _Piece(NamedTuple):
     unit: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class _Group:
     """A chunk being built: byte range, estimated tokens, whether it is a unit of its own."""
 
@@ -89,9 +89,15 @@ def _overloads(children: list[tree_sitter.Node], spec: LanguageSpec) -> set[int]
     """Indexes of overload signatures directly before the implementation of the same
     name: the group is one unit (an overload set alone had no symbol, and its
     implementation was a fragment of a few tokens)."""
-    if not spec.signature_kinds:
+    signatures = spec.signature_kinds
+    if not signatures or not any(
+        child.type in signatures
+        or (child.type in spec.export_kinds and _declared_name(child)[0] in signatures)
+        for child in children
+    ):
         return set()
-    named = spec.signature_kinds | spec.function_kinds | spec.method_kinds | spec.export_kinds
+    implementations = spec.function_kinds | spec.method_kinds
+    named = signatures | implementations | spec.export_kinds
     found: set[int] = set()
     following: bytes | None = None  # name of the implementation below, if any
     for index in range(len(children) - 1, -1, -1):
@@ -99,39 +105,43 @@ def _overloads(children: list[tree_sitter.Node], spec: LanguageSpec) -> set[int]
         if child.type in spec.comment_kinds or child.type in spec.decorator_kinds:
             continue
         kind, name = _declared_name(child) if child.type in named else ("", None)
-        if kind in spec.signature_kinds:
+        if kind in signatures:
             if name is not None and name == following:
                 found.add(index)
             else:
                 following = None
         else:
-            following = name if kind in spec.function_kinds | spec.method_kinds else None
+            following = name if kind in implementations else None
     return found
 
 
-def _items(children: list[tree_sitter.Node], spec: LanguageSpec) -> list[_Item]:
+def _items(children: list[tree_sitter.Node], analysis: FileAnalysis) -> list[_Item]:
     """Sibling nodes as items; comments, decorators and overload signatures attached
     to the node they precede."""
-    overloads = _overloads(children, spec)
+    spec = LANGUAGES[analysis.language]
+    data = analysis.data
+    overloads = _overloads(children, spec) if analysis.has_signatures else set()
     items: list[_Item] = []
     lead: int | None = None
-    last_row = -1
+    last_end = -1  # end of the previous sibling; -1: none yet
     for index, child in enumerate(children):
-        if child.type in spec.comment_kinds or child.type in spec.decorator_kinds:
-            trailing = child.type in spec.comment_kinds and child.start_point.row == last_row
+        kind = child.type
+        if kind in spec.comment_kinds or kind in spec.decorator_kinds:
+            trailing = (
+                kind in spec.comment_kinds
+                and last_end >= 0
+                and data.find(b"\n", last_end, child.start_byte) == -1
+            )
             if trailing and items and lead is None:
                 items[-1].end = child.end_byte  # `foo(); // why` stays with foo()
             elif lead is None:
                 lead = child.start_byte
-            last_row = child.end_point.row
-            continue
-        if index in overloads:
+        elif index in overloads:
             lead = child.start_byte if lead is None else lead
-            last_row = child.end_point.row
-            continue
-        items.append(_Item(lead if lead is not None else child.start_byte, child.end_byte, child))
-        lead = None
-        last_row = child.end_point.row
+        else:
+            items.append(_Item(child.start_byte if lead is None else lead, child.end_byte, child))
+            lead = None
+        last_end = child.end_byte
     if lead is not None:
         items.append(_Item(lead, children[-1].end_byte, None))
     return items
@@ -248,7 +258,7 @@ def _expand(
     }
     jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
     pieces: list[_Piece] = []
-    stack = list(reversed(_items(analysis.tree.root_node.children, spec)))
+    stack = list(reversed(_items(analysis.tree.root_node.children, analysis)))
     if not stack:
         stack = [_Item(0, len(analysis.data), None)]
     while stack:
@@ -266,7 +276,7 @@ def _expand(
             stack.append(_Item(node.start_byte, item.end, node))
             stack.append(_Item(item.start, node.start_byte, None))
             continue
-        children = _items(node.children, spec) if node is not None else []
+        children = _items(node.children, analysis) if node is not None else []
         if not children:
             pieces.extend(_Piece(a, b, False) for a, b, _ in splitter.split(item.start, item.end))
             continue
