@@ -95,6 +95,10 @@ class TokenIndex:
         additive = getattr(enc, "_pat_str", None) == _CL100K_PATTERN
         self._boundaries = _line_boundaries(data) if additive else []
 
+    def position(self, offset: int) -> int:
+        """How many file tokens start before byte ``offset``: sizes are differences."""
+        return bisect_left(self.starts, offset)
+
     def estimate(self, start: int, end: int) -> int:
         """Tokens starting inside the byte range ``[start, end)``."""
         return bisect_left(self.starts, end) - bisect_left(self.starts, start)

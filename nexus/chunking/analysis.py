@@ -67,6 +67,25 @@ class FileAnalysis:
         return tuple(dict.fromkeys(i.local.encode("utf-8") for i in self.imports))
 
     @cached_property
+    def import_uses(self) -> tuple[list[int], list[int]]:
+        """Where the imported names occur as whole identifiers: sorted byte offsets and,
+        aligned, each one's index in ``imported_names``. Found once per file with
+        ``bytes.find``; a chunk's imports are then a slice, whatever the settings."""
+        data, size = self.data, len(self.data)
+        found = []
+        for index, name in enumerate(self.imported_names):
+            at = data.find(name)
+            while at != -1:
+                end = at + len(name)
+                if (at == 0 or data[at - 1] not in IDENTIFIER_BYTES) and (
+                    end == size or data[end] not in IDENTIFIER_BYTES
+                ):
+                    found.append((at, index))
+                at = data.find(name, end)
+        found.sort()
+        return [at for at, _ in found], [index for _, index in found]
+
+    @cached_property
     def unit_depths(self) -> list[int]:
         """How many units enclose each unit (aligned with ``units``)."""
         by_qualname = {unit.qualname: unit for unit in self.units}
@@ -78,6 +97,11 @@ class FileAnalysis:
                 parent = by_qualname[parent].parent
             depths.append(depth)
         return depths
+
+
+#: Bytes that continue a JS identifier (non-ASCII ones count: UTF-8 letters).
+IDENTIFIER_BYTES = frozenset(b"$_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+IDENTIFIER_BYTES |= frozenset(range(0x80, 0x100))
 
 
 def analyze(source: SourceFile, encoding: str) -> FileAnalysis:

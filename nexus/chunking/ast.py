@@ -57,21 +57,29 @@ class _Item:
 
 
 class _Piece(NamedTuple):
-    """A byte range that fits the budget, and whether it is a boundary unit."""
+    """A byte range that fits the budget, whether it is a boundary unit, and the token
+    positions (``TokenIndex.position``) of its ends: sizes of merges are differences."""
 
     start: int
     end: int
     unit: bool
+    first: int
+    last: int
 
 
 @dataclass(slots=True)
 class _Group:
-    """A chunk being built: byte range, estimated tokens, whether it is a unit of its own."""
+    """A chunk being built: byte range, token positions, whether it is a unit of its own."""
 
     start: int
     end: int
-    tokens: int
+    first: int
+    last: int
     unit: bool  # holds a boundary unit: nothing is packed into it, units never dilute units
+
+    @property
+    def tokens(self) -> int:
+        return self.last - self.first
 
 
 def _declared_name(node: tree_sitter.Node) -> tuple[str, bytes | None]:
@@ -171,7 +179,8 @@ class _Splitter:
         tokens = self.analysis.tokens
         starts = self.analysis.line_starts
         data = self.analysis.data
-        total = tokens.estimate(start, end)
+        base = tokens.position(start)
+        total = tokens.position(end) - base
         share = -(-total // max(2, -(-total // self.max_tokens)))  # ceil(total / pieces)
         fitting: list[int] = []  # line starts that keep the head within the budget
         balanced = 0  # how many of them keep it within the share
@@ -179,7 +188,7 @@ class _Splitter:
             candidate = starts[index]
             if candidate >= end:
                 break
-            head = tokens.estimate(start, candidate)
+            head = tokens.position(candidate) - base
             if head > self.max_tokens:
                 break
             if fitting or data[start:candidate].strip():
@@ -231,7 +240,7 @@ def ast_spans(
         return []
     splitter = _Splitter(analysis, max_tokens)
     pieces = _expand(analysis, profile, splitter, min_tokens)
-    groups = _merge_small(_pack(pieces, analysis, max_tokens), analysis, max_tokens, min_tokens)
+    groups = _merge_small(_pack(pieces, max_tokens), analysis, max_tokens, min_tokens)
     return _absorb_trivial(_tidy(groups, analysis, splitter), splitter)
 
 
@@ -261,14 +270,16 @@ def _expand(
     stack = list(reversed(_items(analysis.tree.root_node.children, analysis)))
     if not stack:
         stack = [_Item(0, len(analysis.data), None)]
+    position = tokens.position
     while stack:
         item = stack.pop()
         node = item.node
-        if tokens.estimate(item.start, item.end) <= splitter.max_tokens:
+        first, last = position(item.start), position(item.end)
+        if last - first <= splitter.max_tokens:
             is_unit = node is not None and (
                 (node.start_byte, node.end_byte) in boundaries or node.type in jsx_kinds
             )
-            pieces.append(_Piece(item.start, item.end, is_unit))
+            pieces.append(_Piece(item.start, item.end, is_unit, first, last))
             continue
         if node is not None and item.start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
@@ -278,7 +289,10 @@ def _expand(
             continue
         children = _items(node.children, analysis) if node is not None else []
         if not children:
-            pieces.extend(_Piece(a, b, False) for a, b, _ in splitter.split(item.start, item.end))
+            pieces.extend(
+                _Piece(a, b, False, position(a), position(b))
+                for a, b, _ in splitter.split(item.start, item.end)
+            )
             continue
         children[0].start = item.start
         children[-1].end = item.end
@@ -286,21 +300,16 @@ def _expand(
     return pieces
 
 
-def _pack(pieces: list[_Piece], analysis: FileAnalysis, max_tokens: int) -> list[_Group]:
+def _pack(pieces: list[_Piece], max_tokens: int) -> list[_Group]:
     """Step 2: boundary units alone, the other pieces packed greedily while they fit."""
-    tokens = analysis.tokens
     groups: list[_Group] = []
-    for start, end, is_unit in pieces:
-        if is_unit:
-            groups.append(_Group(start, end, tokens.estimate(start, end), unit=True))
-            continue
-        if groups and not groups[-1].unit:
-            merged = tokens.estimate(groups[-1].start, end)
-            if merged <= max_tokens:
-                groups[-1].end = end
-                groups[-1].tokens = merged
+    for start, end, is_unit, first, last in pieces:
+        if not is_unit and groups:
+            previous = groups[-1]
+            if not previous.unit and last - previous.first <= max_tokens:
+                previous.end, previous.last = end, last
                 continue
-        groups.append(_Group(start, end, tokens.estimate(start, end), unit=False))
+        groups.append(_Group(start, end, first, last, is_unit))
     return groups
 
 
@@ -308,7 +317,7 @@ def _merge_small(
     groups: list[_Group], analysis: FileAnalysis, max_tokens: int, min_tokens: int
 ) -> list[_Group]:
     """Step 3: chunks under ``min_tokens`` join a neighbour when the result fits."""
-    data, tokens = analysis.data, analysis.tokens
+    data = analysis.data
 
     def opens(group: _Group) -> bool:
         tail = data[group.start : group.end].rstrip()
@@ -333,9 +342,10 @@ def _merge_small(
     for group in groups:
         if merged:
             prev = merged[-1]
-            joined = tokens.estimate(prev.start, group.end)
-            if joined <= max_tokens and should_join(prev, group):
-                merged[-1] = _Group(prev.start, group.end, joined, prev.unit or group.unit)
+            if group.last - prev.first <= max_tokens and should_join(prev, group):
+                merged[-1] = _Group(
+                    prev.start, group.end, prev.first, group.last, prev.unit or group.unit
+                )
                 continue
         merged.append(group)
     return merged
