@@ -226,17 +226,7 @@ def extract_imports(tree: tree_sitter.Tree) -> list[Import]:
     for statement in tree.root_node.named_children:
         if statement.type == "import_statement":
             source = _text(statement.child_by_field_name("source")).strip("'\"`")
-            for node in _walk(statement):
-                if node.type == "import_specifier":
-                    local = node.child_by_field_name("alias") or node.child_by_field_name("name")
-                    imports.append(Import(_text(local), source))
-                elif node.type == "namespace_import" or (
-                    node.type == "identifier"
-                    and node.parent
-                    and node.parent.type == "import_clause"
-                ):
-                    ident = node if node.type == "identifier" else node.named_children[-1]
-                    imports.append(Import(_text(ident), source))
+            imports.extend(Import(_text(local), source) for local in _imported_locals(statement))
         elif statement.type in ("lexical_declaration", "variable_declaration"):
             for declarator in _declarators(statement):
                 value = declarator.child_by_field_name("value")
@@ -255,6 +245,25 @@ def extract_imports(tree: tree_sitter.Tree) -> list[Import]:
                     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
                         imports.append(Import(_text(node), source))
     return imports
+
+
+def _imported_locals(statement: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The identifiers an ``import`` statement binds: default, ``* as ns``, ``{a, b as c}``."""
+    locals_: list[tree_sitter.Node] = []
+    for clause in statement.named_children:
+        if clause.type != "import_clause":
+            continue
+        for part in clause.named_children:
+            if part.type == "identifier":
+                locals_.append(part)
+            elif part.type == "namespace_import" and part.named_children:
+                locals_.append(part.named_children[-1])
+            elif part.type == "named_imports":
+                for specifier in part.named_children:
+                    if specifier.type == "import_specifier":
+                        alias = specifier.child_by_field_name("alias")
+                        locals_.append(alias or specifier.child_by_field_name("name"))
+    return locals_
 
 
 def _walk(node: tree_sitter.Node | None):
