@@ -31,6 +31,11 @@ def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
 def _add_embedding_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=".nexus-cache", help="embedding cache folder")
     parser.add_argument("--model", help="local sentence-transformers model folder")
+    parser.add_argument(
+        "--lexical-weight",
+        type=float,
+        help="weight of keyword (BM25) scores added to the cosine (default 0.2; 0 = off)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ChunkConfig:
@@ -44,6 +49,7 @@ def config_from_args(args: argparse.Namespace) -> ChunkConfig:
         "min_tokens": args.min_tokens,
         "profile": args.profile,
         "encoding": args.encoding,
+        "lexical_weight": getattr(args, "lexical_weight", None),
     }
     changes = {key: value for key, value in changes.items() if value is not None}
     if args.no_header:
@@ -153,7 +159,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
     line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
     both = SideBySide(line_chunks, ast_chunks, _embedder(args, config), progress=tqdm_progress())
-    result = both.query(args.query, k=args.k)
+    result = both.query(args.query, k=args.k, lexical_weight=config.lexical_weight)
     shown = {"lines": [("line-based", result.lines)], "ast": [("AST", result.ast)]}.get(
         args.strategy, [("line-based", result.lines), ("AST", result.ast)]
     )
@@ -226,7 +232,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
     ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
     lines_index, ast_index = build_indexes([line_chunks, ast_chunks], embedder)
-    comparison = compare(queries, lines_index, ast_index, embedder, k=args.k)
+    comparison = compare(
+        queries, lines_index, ast_index, embedder, k=args.k, lexical_weight=config.lexical_weight
+    )
     print(render_text(metrics_table(comparison.baseline, comparison.candidate)))
     print()
     print(render_text(comparison_table(comparison)))

@@ -144,7 +144,7 @@ class QueryOutcome:
 
     ``rank`` counts within the top k (None = not found there); ``full_rank`` is the
     target's rank over the whole index, None only if no chunk satisfies the rule.
-    ``score`` is the best target chunk's cosine, ``top_score`` the best overall.
+    ``score`` is the best target chunk's score, ``top_score`` the best overall.
     """
 
     hits: tuple[Hit, ...]
@@ -163,13 +163,16 @@ def score_query(
     k: int = 10,
     rule: str = PRIMARY_RULE,
     exact: bool = True,
+    text: str | None = None,
+    lexical_weight: float = 0.0,
 ) -> QueryOutcome:
-    """Search ``index`` and, given a target, locate it among the results."""
-    hits = tuple(index.search(query_vec, k, exact=exact))
+    """Search ``index`` and, given a target, locate it among the results (hybrid
+    ranking with the query ``text`` when ``lexical_weight`` > 0)."""
+    hits = tuple(index.search(query_vec, k, exact, text, lexical_weight))
     top = hits[0].score if hits else None
     if target is None:
         return QueryOutcome(hits, None, None, None, None, top)
-    scores = index.all_scores(query_vec)
+    scores = index.all_scores(query_vec, text, lexical_weight)
     mask = target_mask(index.chunks, target, rule)
     return QueryOutcome(
         hits=hits,
@@ -283,12 +286,14 @@ def evaluate(
     label: str = "",
     progress: Callable[[int, int], None] | None = None,
     query_vectors: np.ndarray | None = None,
+    lexical_weight: float = 0.0,
 ) -> EvalReport:
     """Run every query against ``index`` and score it.
 
     The queries are embedded with ``embedder``, which must be the one that built the
     index (same name): a mismatch raises ``ValueError`` rather than give noise.
     ``query_vectors`` (one row per query, from the same embedder) skips the embedding.
+    ``lexical_weight`` > 0 ranks by cosine + keyword score (``VectorIndex.search``).
     """
     if index.model and embedder.name != index.model:
         raise ValueError(
@@ -298,7 +303,7 @@ def evaluate(
     if query_vectors is None:
         query_vectors = embedder.encode([q.query for q in queries], progress)
     rows = tuple(
-        QueryRow(q, score_query(index, vec, q.target, k, rule, exact))
+        QueryRow(q, score_query(index, vec, q.target, k, rule, exact, q.query, lexical_weight))
         for q, vec in zip(queries, query_vectors, strict=True)
     )
     return EvalReport(rows, aggregate(rows), model=embedder.name, k=k, label=label)
@@ -340,13 +345,23 @@ def compare(
     embedder: Embedder,
     k: int = 10,
     labels: tuple[str, str] = ("line-based", "AST"),
+    lexical_weight: float = 0.0,
 ) -> Comparison:
-    """Evaluate both indexes on ``queries`` (embedded once)."""
+    """Evaluate both indexes on ``queries`` (embedded once), ranked the same way."""
     vectors = embedder.encode([q.query for q in queries])
-    return Comparison(
-        evaluate(queries, baseline, embedder, k, label=labels[0], query_vectors=vectors),
-        evaluate(queries, candidate, embedder, k, label=labels[1], query_vectors=vectors),
-    )
+    reports = [
+        evaluate(
+            queries,
+            index,
+            embedder,
+            k,
+            label=label,
+            query_vectors=vectors,
+            lexical_weight=lexical_weight,
+        )
+        for index, label in zip((baseline, candidate), labels, strict=True)
+    ]
+    return Comparison(*reports)
 
 
 # --- tables --------------------------------------------------------------------------

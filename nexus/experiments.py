@@ -52,7 +52,14 @@ def evaluate_config(
     over = sum(
         1 for n in embedder.count_wordpieces([c.embedding_text for c in chunks]) if n > window
     )
-    report = evaluate(queries, index, embedder, query_vectors=query_vectors, label=describe(config))
+    report = evaluate(
+        queries,
+        index,
+        embedder,
+        query_vectors=query_vectors,
+        label=describe(config),
+        lexical_weight=config.lexical_weight,
+    )
     under = sum(1 for c in chunks if c.token_count < 32)
     return ConfigResult(config, len(chunks), over, under, report)
 

@@ -61,11 +61,13 @@ class SideBySide:
         target: Target | None = None,
         rule: str = PRIMARY_RULE,
         exact: bool = True,
+        lexical_weight: float = 0.0,
     ) -> SideBySideResult:
-        """Top ``k`` of both indexes; with a target, its rank, score and margin in each."""
+        """Top ``k`` of both indexes; with a target, its rank, score and margin in each.
+        ``lexical_weight`` > 0 adds keyword scores to both (hybrid ranking)."""
         vec = self.embedder.encode([text])[0]
         return SideBySideResult(
             query=text,
-            lines=score_query(self.lines_index, vec, target, k, rule, exact),
-            ast=score_query(self.ast_index, vec, target, k, rule, exact),
+            lines=score_query(self.lines_index, vec, target, k, rule, exact, text, lexical_weight),
+            ast=score_query(self.ast_index, vec, target, k, rule, exact, text, lexical_weight),
         )

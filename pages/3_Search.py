@@ -60,14 +60,14 @@ if not query.strip():
     st.info("Type a query to search both indexes. The URL keeps query and settings, for sharing.")
     st.stop()
 
-result = engine.query(query, k=k, target=target)
+result = engine.query(query, k=k, target=target, lexical_weight=config.lexical_weight)
 vector = engine.embedder.encode([query])[0]
 _LANG = {"javascript": "javascript", "typescript": "typescript", "tsx": "tsx"}
 
 
 def score_chart(index: VectorIndex, outcome: QueryOutcome, target: Target | None, key: str) -> None:
     """Every chunk's score, with the top k and the target chunks marked."""
-    scores = index.all_scores(vector)
+    scores = index.all_scores(vector, query, config.lexical_weight)
     fig = go.Figure()
     fig.add_histogram(x=scores, nbinsx=40, name="all chunks", marker_color="#cbd5e1")
     fig.add_scatter(
@@ -91,7 +91,7 @@ def score_chart(index: VectorIndex, outcome: QueryOutcome, target: Target | None
         height=260,
         margin=dict(l=10, r=10, t=30, b=10),
         title="Score of every chunk",
-        xaxis_title="cosine similarity",
+        xaxis_title="cosine + keyword score" if config.lexical_weight else "cosine similarity",
         yaxis_title="chunks",
         legend=dict(orientation="h", y=-0.35),
     )

@@ -45,7 +45,14 @@ try:
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {exc}")
     st.stop()
-comparison = compare(queries, engine.lines_index, engine.ast_index, engine.embedder, k=10)
+comparison = compare(
+    queries,
+    engine.lines_index,
+    engine.ast_index,
+    engine.embedder,
+    k=10,
+    lexical_weight=config.lexical_weight,
+)
 st.caption(
     f"{len(queries)} queries · line windows of {config.line_window} vs AST "
     f"max {config.max_tokens} / min {config.min_tokens} · embedder `{engine.embedder.name}` · "
@@ -112,7 +119,12 @@ maxes = c1.multiselect(
 )
 mins = c2.multiselect("min_tokens values", [0, 16, 32, 48, 64, 96, 128], [0, 48], key="sweep_min")
 run = c3.button("Run sweep", key="run_sweep", type="primary", disabled=not maxes or not mins)
-sweep_key = (state.repo_key(), hashlib.sha256(data).hexdigest(), config.profile)
+sweep_key = (
+    state.repo_key(),
+    hashlib.sha256(data).hexdigest(),
+    config.profile,
+    config.lexical_weight,
+)
 if run:
     progress, done = state.progress_callback("Sweeping…")
     embedder = CachedEmbedder(engine.embedder, state.embedding_cache())

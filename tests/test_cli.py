@@ -144,5 +144,7 @@ def test_preset_sets_the_budget_and_flags_override_it(capsys):
     assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (144, 32)
     args = build_parser().parse_args(["chunk", "x", "--preset", "large", "--min-tokens", "8"])
     assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (1024, 8)
+    args = build_parser().parse_args(["eval", "x", "--queries", "q", "--lexical-weight", "0"])
+    assert config_from_args(args).lexical_weight == 0
     code, _, err = run(capsys, "chunk", str(SAMPLES / "ts-payments"), "--preset", "tiny")
     assert code == 2 and "unknown preset" in err

@@ -26,6 +26,7 @@ from tests.helpers import analyze_text
         ({"max_tokens": 8}, "max_tokens must be at least 16"),
         ({"min_tokens": 600, "max_tokens": 512}, "min_tokens must lie between"),
         ({"line_overlap": 50}, "line_overlap must lie in"),
+        ({"lexical_weight": -0.1}, "lexical_weight must lie in"),
     ],
 )
 def test_config_rejects_bad_settings_with_a_fix(changes, message):
@@ -34,7 +35,9 @@ def test_config_rejects_bad_settings_with_a_fix(changes, message):
 
 
 def test_config_round_trips_through_toml_and_json(tmp_path):
-    config = ChunkConfig(max_tokens=384, min_tokens=24, profile="oop", context_header=False)
+    config = ChunkConfig(
+        max_tokens=384, min_tokens=24, profile="oop", context_header=False, lexical_weight=0.35
+    )
     toml_file = tmp_path / "nexus.toml"
     toml_file.write_text(dump_config_toml(config))
     assert load_config(toml_file) == config

@@ -234,3 +234,14 @@ def test_metrics_agree_with_benchmark_scorer(index: VectorIndex, tmp_path) -> No
     for variant in ("doc", "name"):
         for key, value in theirs[variant].items():
             assert report.metrics[variant][key] == pytest.approx(value, abs=1e-4), key
+
+
+def test_evaluate_with_a_lexical_weight_ranks_by_the_query_words_too() -> None:
+    chunks = [*CHUNKS[:1], make_chunk("c2", "a.js", 11, 30, text="function refundPayment() {}")]
+    index = VectorIndex.build(chunks, np.ones((2, 4)), model="table")  # cosine ties everywhere
+    query = Query("refund", "refund the payment", T_INSIDE_C2, "t", "doc")
+    hybrid = evaluate([query], index, TableEmbedder(), lexical_weight=0.3).rows[0].outcome
+    assert hybrid.rank == 1 and hybrid.score == pytest.approx(1.3)
+    assert hybrid.margin == pytest.approx(0.3)
+    dense = evaluate([query], index, TableEmbedder()).rows[0].outcome
+    assert dense.score == pytest.approx(1.0) and dense.margin == pytest.approx(0.0)

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "min_tokens": ChunkConfig().min_tokens,
     "profile": ChunkConfig().profile,
     "line_window": ChunkConfig().line_window,
+    "lexical_pct": round(ChunkConfig().lexical_weight * 100),
 }
 #: Widget keys whose values survive a page switch.
 KEPT_KEYS = (*DEFAULTS, "preset", "source", "sample", "local_path", "file", "query", "k", "target")
@@ -203,9 +204,15 @@ def store(name: str, max_entries: int = 8) -> OrderedDict[Any, Any]:
     return found
 
 
+def _index_settings(config: ChunkConfig) -> str:
+    """The settings chunks and indexes depend on: the keyword weight is applied at
+    query time, so moving it rebuilds nothing."""
+    return dump_config_toml(config.with_(lexical_weight=0.0))
+
+
 def repo_chunks(repo: Repository, config: ChunkConfig) -> list[Chunk]:
     """Chunks of the whole repository under ``config`` (cached by contents + settings)."""
-    key = (repo_key(), dump_config_toml(config))
+    key = (repo_key(), _index_settings(config))
     chunks = store("chunks", 32)
     if key not in chunks:
         chunks[key] = chunk_analyses(repo_analyses(repo, config.encoding), config, repo=repo.name)
@@ -226,6 +233,7 @@ def current_config(strategy: str = "ast") -> ChunkConfig:
         min_tokens=min_tokens,
         profile=str(ss.get("profile", "auto")),
         line_window=int(ss.get("line_window", DEFAULTS["line_window"])),
+        lexical_weight=int(ss.get("lexical_pct", DEFAULTS["lexical_pct"])) / 100,
     )
 
 
@@ -285,6 +293,16 @@ def settings_sidebar() -> ChunkConfig:
             help="Which units become chunk boundaries; auto decides per file.",
         )
         st.slider("Line window (baseline)", 10, 200, step=5, key="line_window")
+        st.subheader("Search settings")
+        st.slider(
+            "Keyword weight (%)",
+            0,
+            100,
+            step=5,
+            key="lexical_pct",
+            help="Search ranks by cosine + this share of the query's best keyword (BM25) "
+            "score; 0 = embeddings alone.",
+        )
         if st.session_state["min_tokens"] > st.session_state["max_tokens"]:
             st.warning("min_tokens is above max_tokens; using max_tokens for both.")
     return current_config()
@@ -364,7 +382,7 @@ def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -
     """
     embedder = get_embedder(config.words_view)
     lines_config = config.with_(strategy="lines")
-    key = (repo_key(), dump_config_toml(config.with_(strategy="ast")), lines_config.line_window)
+    key = (repo_key(), _index_settings(config.with_(strategy="ast")), lines_config.line_window)
     key = (*key, embedder.name)
     indexes = store("indexes", 6)
     if refresh or key not in indexes:
@@ -428,6 +446,7 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
     "max_tokens": ("max_tokens", range(64, 1025, 16)),
     "min_tokens": ("min_tokens", range(0, 257, 8)),
     "line_window": ("line_window", range(10, 201, 5)),
+    "lw": ("lexical_pct", range(0, 101, 5)),
     "k": ("k", range(1, 21)),
     "profile": ("profile", PROFILE_NAMES),
     "q": ("query", None),

@@ -64,3 +64,17 @@ def test_missing_model_is_a_message(page, monkeypatch: pytest.MonkeyPatch) -> No
         at = page(name).run()
         assert not at.exception
         assert "model is not available" in at.error[0].value
+
+
+def test_keyword_weight_changes_the_scores_without_rebuilding(page) -> None:
+    at = page("search").run()
+    at.text_input(key="query").input("copy object delete original").run()
+    at.slider(key="lexical_pct").set_value(0).run()
+    dense = [m.value for m in at.markdown if m.value.startswith("**1.**")]
+    built = list(state.store("indexes"))
+    at.slider(key="lexical_pct").set_value(50).run()
+    assert not at.exception
+    hybrid = [m.value for m in at.markdown if m.value.startswith("**1.**")]
+    assert hybrid != dense  # scores now hold half the best keyword score on top
+    assert list(state.store("indexes")) == built  # the same indexes answered
+    assert at.query_params["lw"] in ("50", ["50"])

@@ -1,0 +1,81 @@
+"""Keyword scores (BM25) and hybrid ranking in the vector index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nexus.index import VectorIndex
+from nexus.lexical import LexicalIndex, terms
+from tests import helpers
+
+
+def test_terms_split_identifiers_drop_common_words_and_stem():
+    assert terms("createSubscription adds the line_items to it") == [
+        "create",
+        "subscription",
+        "add",
+        "line",
+        "item",
+    ]
+    assert terms("{ } ; = x") == []  # punctuation and one-letter words say nothing
+
+
+def test_bm25_ranks_the_rare_matching_word_first():
+    index = LexicalIndex(
+        [
+            "function resizeThumbnail(image) { return sharp(image).resize(64) }",
+            "function uploadImage(image) { return s3.upload(image) }",
+            "function listUsers() { return db.users.all() }",
+        ]
+    )
+    scores = index.scores("resize the image")
+    assert scores.argmax() == 0
+    assert scores[1] > 0 and scores[2] == 0  # 'image' is shared; nothing matches doc 2
+    relative = index.relative_scores("resize the image")
+    assert relative.max() == pytest.approx(1.0) and relative.dtype == np.float32
+
+
+def test_bm25_without_any_matching_word_is_all_zeros():
+    index = LexicalIndex(["const a = 1", "let b = 2"])
+    assert not index.relative_scores("unrelated words").any()
+    assert LexicalIndex([]).relative_scores("anything").shape == (0,)
+
+
+def test_repeating_a_word_counts_less_and_less():
+    docs = ["cache alpha beta gamma", "cache cache beta gamma", "cache cache cache gamma"]
+    index = LexicalIndex([*docs, "other words here"])  # same lengths: only counts differ
+    scores = index.scores("cache")
+    assert scores[0] < scores[1] < scores[2]
+    assert scores[2] - scores[1] < scores[1] - scores[0]
+
+
+def _twin_index() -> VectorIndex:
+    """Three chunks with the same vector: only their words tell them apart."""
+    chunks = [
+        helpers.make_chunk("a", text="function chargeCard(card) {}"),
+        helpers.make_chunk("b", text="function refundPayment(payment) {}"),
+        helpers.make_chunk("c", text="function listInvoices() {}"),
+    ]
+    return VectorIndex.build(chunks, np.ones((3, 4), dtype=np.float32), model="m")
+
+
+def test_hybrid_search_breaks_a_cosine_tie_by_keywords():
+    index = _twin_index()
+    query = np.ones(4, dtype=np.float32)
+    dense = index.search(query, 3, exact=True)
+    assert [h.score for h in dense] == pytest.approx([1.0, 1.0, 1.0])
+    hybrid = index.search(query, 3, text="refund a payment", lexical_weight=0.5)
+    assert hybrid[0].chunk.id == "b" and hybrid[0].score == pytest.approx(1.5)
+    assert [h.rank for h in hybrid] == [1, 2, 3]
+    scores = index.all_scores(query, "refund a payment", 0.5)
+    np.testing.assert_allclose(scores, [1.0, 1.5, 1.0], atol=1e-6)
+    assert index.search(query, 3, text="refund a payment", lexical_weight=0)[0].score == 1.0
+
+
+def test_hybrid_search_sees_chunks_added_later():
+    index = _twin_index()
+    extra = helpers.make_chunk("d", text="function voidReceipt(receipt) {}")
+    index.add([extra], np.ones((1, 4), dtype=np.float32))
+    hits = index.search(np.ones(4, dtype=np.float32), 1, text="void receipt", lexical_weight=0.2)
+    assert hits[0].chunk.id == "d"
