@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from nexus.embedding import ModelUnavailableError
 from nexus.evaluation import QueryOutcome, Target, target_mask
 from nexus.index import VectorIndex
+from nexus.types import Chunk
 from nexus.ui import state
 
 state.page_setup("Search")
@@ -65,9 +67,13 @@ vector = engine.embedder.encode([query])[0]
 _LANG = {"javascript": "javascript", "typescript": "typescript", "tsx": "tsx"}
 
 
-def score_chart(index: VectorIndex, outcome: QueryOutcome, target: Target | None, key: str) -> None:
-    """Every chunk's score, with the top k and the target chunks marked."""
+def score_chart(
+    index: VectorIndex, outcome: QueryOutcome, target: Target | None, key: str
+) -> list[tuple[Chunk, float]]:
+    """Every chunk's score, with the top k and the target chunks marked; returns the
+    chunks the user clicked (a marker, or a bar: the chunks in that score range)."""
     scores = index.all_scores(vector, query, config.lexical_weight)
+    chunks = index.chunks
     fig = go.Figure()
     fig.add_histogram(x=scores, nbinsx=40, name="all chunks", marker_color="#cbd5e1")
     fig.add_scatter(
@@ -76,26 +82,52 @@ def score_chart(index: VectorIndex, outcome: QueryOutcome, target: Target | None
         mode="markers",
         name=f"top {k}",
         marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
-        customdata=[h.chunk.id for h in outcome.hits],
+        customdata=[index.key_of(h.chunk.id) for h in outcome.hits],
     )
     if target is not None:
-        mask = target_mask(index.chunks, target)
+        mask = target_mask(chunks, target)
         fig.add_scatter(
             x=scores[mask],
             y=[0.5] * int(mask.sum()),
             mode="markers",
             name="target chunks",
             marker=dict(symbol="star", size=15, color="#dc2626"),
+            customdata=np.flatnonzero(mask).tolist(),
         )
     fig.update_layout(
         height=260,
         margin=dict(l=10, r=10, t=30, b=10),
-        title="Score of every chunk",
+        title="Score of every chunk (click a marker or a bar)",
         xaxis_title="cosine + keyword score" if config.lexical_weight else "cosine similarity",
         yaxis_title="chunks",
         legend=dict(orientation="h", y=-0.35),
     )
-    st.plotly_chart(fig, key=key)
+    event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points")
+    keys: list[int] = []
+    for point in event.selection.points if event else []:
+        if point.get("curve_number") == 0:  # a histogram bar: every chunk in its range
+            keys.extend(point.get("point_indices", []))
+        elif "customdata" in point:
+            keys.append(int(point["customdata"]))
+    # A selection made on an earlier chart (other settings) may point past this one.
+    picked = sorted({key for key in keys if 0 <= key < len(chunks)}, key=lambda key: -scores[key])
+    return [(chunks[key], float(scores[key])) for key in picked]
+
+
+def show_picked(picked: list[tuple[Chunk, float]]) -> None:
+    """The clicked chunks in full, best score first (at most five)."""
+    if not picked:
+        return
+    st.caption(
+        f"{len(picked)} chunk(s) picked on the chart" + (", first 5:" if len(picked) > 5 else ":")
+    )
+    for chunk, score in picked[:5]:
+        with st.expander(
+            f"`{chunk.file}` L{chunk.start_line}–{chunk.end_line} · "
+            f"{chunk.symbol or '(module code)'} · score {score:.3f}",
+            expanded=len(picked) == 1,
+        ):
+            st.code(chunk.text, language=_LANG.get(chunk.language, "javascript"))
 
 
 columns = st.columns(2)
@@ -116,7 +148,7 @@ for column, (title, outcome, index) in zip(columns, sides, strict=True):
                 f"{outcome.margin:+.3f}" if outcome.margin is not None else "–",
                 help="Best target score minus best other score; negative: a wrong chunk wins.",
             )
-        score_chart(index, outcome, target, key=f"scores_{title[:3]}")
+        show_picked(score_chart(index, outcome, target, key=f"scores_{title[:3]}"))
         for hit in outcome.hits:
             chunk = hit.chunk
             mark = " ✅" if target is not None and target_mask([chunk], target)[0] else ""

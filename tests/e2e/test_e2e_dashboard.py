@@ -81,6 +81,12 @@ def test_search_shows_both_lists_and_the_chart(app_page, server) -> None:
     assert main.get_by_text(re.compile(r"^1\. ")).count() == 2
     assert main.locator("[data-testid='stPlotlyChart']").count() == 2
     assert "q=copy" in page.url  # the link reproduces the view
+    chart = main.locator("[data-testid='stPlotlyChart']").nth(1)
+    marker = chart.locator(".scatterlayer .trace").first.locator("path.point").first
+    box = marker.bounding_box()  # plotly's drag layer lies on top: click where a user would
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_idle(page)
+    main.get_by_text("1 chunk(s) picked on the chart").wait_for()  # the clicked chunk, in full
     screenshot(page, "4_search")
     nav(page, "Evaluate")
     assert main.locator("[data-testid='stPlotlyChart']").count() >= 2
