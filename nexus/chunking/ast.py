@@ -5,18 +5,19 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
 1. **Expand**: walk the top-level nodes; a node whose estimated size is over the
    budget is replaced by its children (class -> members -> blocks -> statements),
    with an explicit stack, so 5,000-deep nesting is fine. A node without children
-   that is still too big (a long string, a comment block) is cut at line starts,
-   and a single line over the budget at token starts. Comments and decorators
-   ride with the node they precede; a comment on the same line as the end of a
-   node rides with that node.
+   that is still too big (a long string, a comment block) is cut at line starts
+   into even pieces, and a single line over the budget at token starts. Comments,
+   decorators and TypeScript overload signatures ride with the node they precede;
+   a comment on the same line as the end of a node rides with that node.
 2. **Pack**: pieces that are units of the profile start their own chunk; the rest
    are packed greedily while they fit.
 3. **Merge small**: fragments under ``min_tokens`` join a neighbour when the result
    fits, forward when they open something (``class A {``), else backward; units
    under ``min_tokens`` group with adjacent small units, never with a large one
    (diluting a unit with another hurts retrieval: measured in bench/retrieval.py).
-4. **Check**: each chunk's text is encoded once, exactly; one over the budget
-   (a token or two of edge effect) is cut again. No chunk exceeds ``max_tokens``.
+4. **Check**: each chunk's exact count (its edge lines encoded, see ``TokenIndex``);
+   one over the budget (a token or two of edge effect) is cut again, evenly. No
+   chunk exceeds ``max_tokens``.
 
 Sizes during 1-3 come from one tokenization of the whole file (``TokenIndex``),
 so the cost stays close to a single encode.
