@@ -127,6 +127,23 @@ def nexus_method(name: str, config: ChunkConfig, note: str = "") -> Method:
     return Method(name, run, note=note)
 
 
+def nexus_spans_method(name: str, config: ChunkConfig, note: str = "") -> Method:
+    """The chunker alone: exact-count ranges, no Chunk records (ids, symbols, imports)."""
+    from nexus.chunking.ast import ast_spans
+    from nexus.pipeline import pick_profile
+
+    def run(files: list[CorpusFile]) -> list[Spans]:
+        out = []
+        for f in files:
+            analysis = analyze(f.source, ENCODING)
+            profile, _ = pick_profile(analysis, config)
+            spans = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
+            out.append([(a, b, f.source.data[a:b].decode("utf-8")) for a, b, _ in spans])
+        return out
+
+    return Method(name, run, note=note)
+
+
 def parse_only(files: list[CorpusFile]) -> None:
     for f in files:
         parse(f.source.data, f.language)
@@ -654,6 +671,11 @@ def main(argv: list[str] | None = None) -> int:
             f"Nexus AST (min {default_min})",
             ChunkConfig(max_tokens=max_tokens),
             note="analyze + chunk_analysis, library defaults (header, words view)",
+        ),
+        nexus_spans_method(
+            f"Nexus AST ranges only (min {default_min})",
+            ChunkConfig(max_tokens=max_tokens),
+            note="analyze + ast_spans: the same chunks without their records and metadata",
         ),
         nexus_method("Nexus AST (min 0)", ChunkConfig(max_tokens=max_tokens, min_tokens=0)),
         nexus_method(
