@@ -31,6 +31,10 @@ def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
 def _add_embedding_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=".nexus-cache", help="embedding cache folder")
     parser.add_argument("--model", help="local sentence-transformers model folder")
+
+
+def _add_search_options(parser: argparse.ArgumentParser) -> None:
+    _add_embedding_options(parser)
     parser.add_argument(
         "--lexical-weight",
         type=float,
@@ -297,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.set_defaults(strategy="both")
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
-    _add_embedding_options(search)
+    _add_search_options(search)
     search.set_defaults(run=cmd_search)
 
     evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
@@ -309,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
     evaluate.add_argument("--sweep-min", default="0,16,32,64")
-    _add_embedding_options(evaluate)
+    _add_search_options(evaluate)
     evaluate.set_defaults(run=cmd_eval)
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")
