@@ -1,0 +1,104 @@
+"""Home page: choose a repository and see how its files were classified."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from nexus.scan import summarize
+from nexus.sources import IngestError
+from nexus.ui import state
+
+state.page_setup("Repository")
+st.title("Nexus · Repository")
+st.caption(
+    "Pick a repository to chunk. The other pages (Chunks and AST, Compare, Search, "
+    "Evaluate, Export) all work on the repository chosen here."
+)
+
+st.session_state.setdefault("source", state.SOURCES[0])
+source = st.radio("Source", state.SOURCES, key="source", horizontal=True)
+choice: state.RepoChoice | None = None
+data: bytes | None = None
+name: str | None = None
+if source == state.SOURCES[0]:
+    st.session_state.setdefault("sample", state.DEFAULT_SAMPLE)
+    sample = st.selectbox("Sample repository", state.sample_names(), key="sample")
+    choice = state.RepoChoice("sample", sample)
+elif source == state.SOURCES[1]:
+    upload = st.file_uploader("A zip of the repository", type=["zip"], key="upload")
+    if upload is not None:
+        data = upload.getvalue()
+        name = Path(upload.name).stem
+        choice = state.RepoChoice("upload", hashlib.sha256(data).hexdigest())
+    elif state.current_choice().kind != "upload":
+        st.info("Upload a .zip of a JavaScript/TypeScript repository.")
+else:
+    roots = ", ".join(f"`{p}`" for p in state.default_allowed_roots())
+    path = st.text_input("Repository folder or .zip on the server", key="local_path")
+    st.caption(f"Allowed roots: {roots}")
+    if path.strip():
+        choice = state.RepoChoice("path", path.strip())
+
+if choice is not None and choice != st.session_state.get("repo_choice"):
+    try:
+        with st.spinner("Reading the repository…"):
+            state.load_repo(choice, data, name)
+    except (IngestError, OSError) as exc:
+        st.error(f"Could not open the repository: {exc}")
+        st.stop()
+
+repo = state.current_repo()
+state.settings_sidebar()
+report = summarize(repo.report())
+totals = report["totals"]
+
+# Parse every chunkable file once now, so the other pages open instantly.
+paths = state.chunkable_paths(repo)
+if paths:
+    progress, done = state.progress_callback("Parsing files…")
+    state.repo_analyses(repo, progress=lambda i, n, _p: progress(i + 1, n))
+    done()
+
+st.subheader(f"`{repo.name}`")
+cols = st.columns(4)
+cols[0].metric("Files", f"{totals['files']:,}")
+cols[1].metric("Chunkable files", f"{totals['chunkable_files']:,}")
+cols[2].metric("Not chunked", f"{totals['skipped_files']:,}")
+cols[3].metric("Chunkable size", f"{totals['chunkable_bytes'] / 1000:,.1f} KB")
+for note in report["notes"]:
+    st.warning(note)
+if not totals["files"]:
+    st.stop()
+
+rows = pd.DataFrame(report["by_category_language"])
+left, right = st.columns([3, 2])
+with left:
+    fig = px.bar(
+        rows,
+        x="category",
+        y="files",
+        color="language",
+        title="Files by category and language",
+        height=340,
+    )
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="language")
+    st.plotly_chart(fig, key="category_chart")
+with right:
+    st.markdown("**Category × language**")
+    rows["size (KB)"] = (rows.pop("bytes") / 1000).round(1)
+    st.dataframe(rows, hide_index=True)
+
+skipped = report["skipped"]
+st.markdown(f"**Not chunked ({len(skipped)} files)** and why")
+if skipped:
+    st.dataframe(
+        pd.DataFrame(skipped)[["path", "category", "language", "reason", "size"]],
+        hide_index=True,
+    )
+else:
+    st.caption("Every file is chunked.")
