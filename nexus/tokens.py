@@ -101,7 +101,7 @@ class TokenIndex:
 
     def estimate(self, start: int, end: int) -> int:
         """Tokens starting inside the byte range ``[start, end)``."""
-        return bisect_left(self.starts, end) - bisect_left(self.starts, start)
+        return self.position(end) - self.position(start)
 
     def exact(self, data: bytes, start: int, end: int) -> int:
         """Exact count of the slice encoded alone, remembered: after a slider move most

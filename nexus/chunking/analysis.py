@@ -18,6 +18,10 @@ from nexus.languages import LANGUAGES, capture_nodes, parse
 from nexus.tokens import TokenIndex
 from nexus.types import Chunk, SourceFile, Unit
 
+#: Bytes that continue a JS identifier (non-ASCII ones count: UTF-8 letters).
+IDENTIFIER_BYTES = frozenset(b"$_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+IDENTIFIER_BYTES |= frozenset(range(0x80, 0x100))
+
 
 @dataclass
 class FileAnalysis:
@@ -97,11 +101,6 @@ class FileAnalysis:
                 parent = by_qualname[parent].parent
             depths.append(depth)
         return depths
-
-
-#: Bytes that continue a JS identifier (non-ASCII ones count: UTF-8 letters).
-IDENTIFIER_BYTES = frozenset(b"$_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-IDENTIFIER_BYTES |= frozenset(range(0x80, 0x100))
 
 
 def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
