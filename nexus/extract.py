@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from nexus.languages import LANGUAGES, TYPE_UNIT_KINDS, LanguageSpec, capture_nodes
+from nexus.languages import LANGUAGES, TYPE_UNIT_KINDS, LanguageSpec, unit_nodes
 from nexus.types import Unit
 
 ANONYMOUS = "<anonymous>"
@@ -28,6 +28,11 @@ _BINDING_WRAPPERS = {
     "expression_statement",
     "export_statement",
 }
+
+
+def span_kinds(spec: LanguageSpec) -> frozenset[str]:
+    """Node kinds a unit's span can have: its definition or a wrapper around it."""
+    return spec.unit_kinds | spec.field_kinds | _BINDING_WRAPPERS | {"pair"}
 
 
 @dataclass(frozen=True)
@@ -149,13 +154,90 @@ def _classify(
     return None
 
 
+def definition_below(node: tree_sitter.Node, spec: LanguageSpec) -> tree_sitter.Node | None:
+    """The function, class or type node that a statement defines, looking down through
+    the wrappers ``_statement_span`` climbs (``export``, ``const x =``, ``a.b =``)."""
+    current: tree_sitter.Node | None = node
+    while current is not None:
+        kind = current.type
+        if kind in spec.unit_kinds:
+            return current
+        if kind == "export_statement":
+            current = current.child_by_field_name("declaration") or current.child_by_field_name(
+                "value"
+            )
+        elif kind in ("lexical_declaration", "variable_declaration"):
+            declarators = _declarators(current)
+            current = declarators[0] if len(declarators) == 1 else None
+        elif kind == "variable_declarator":
+            current = current.child_by_field_name("value")
+            if current is not None and current.type == "call_expression":  # memo(() => ...)
+                arguments = current.child_by_field_name("arguments")
+                values = [] if arguments is None else arguments.named_children
+                current = next((v for v in values if v.type in spec.function_value_kinds), None)
+        elif kind == "assignment_expression":
+            current = current.child_by_field_name("right")
+        elif kind == "expression_statement":
+            current = current.named_children[0] if current.named_child_count else None
+        elif kind == "pair" or kind in spec.field_kinds:
+            current = current.child_by_field_name("value")
+        else:
+            return None
+    return None
+
+
+def unit_at(node: tree_sitter.Node, language: str, enclosing: Unit | None) -> Unit | None:
+    """The unit whose span is ``node`` (``enclosing`` is the unit around it), or None.
+
+    The chunker asks this of the few nodes it visits, top-down, instead of
+    extracting every unit of the file: the same answer as ``extract_units`` for
+    these nodes (a test checks every node of the sample repos).
+    """
+    spec = LANGUAGES[language]
+    definition = definition_below(node, spec)
+    if definition is None:
+        return None
+    classified = _classify(definition, spec)
+    if classified is None:
+        return None
+    name, kind, span = classified
+    if span.start_byte != node.start_byte or span.end_byte != node.end_byte:
+        return None
+    return _unit(definition, name or ANONYMOUS, kind, span, enclosing, spec)
+
+
+def _unit(
+    node: tree_sitter.Node,
+    name: str,
+    kind: str,
+    span: tree_sitter.Node,
+    enclosing: Unit | None,
+    spec: LanguageSpec,
+) -> Unit:
+    """A ``Unit`` record for a classified definition inside ``enclosing``."""
+    owner = _member_owner(node, spec) or (enclosing.qualname if enclosing else None)
+    qualname = f"{owner}.{name}" if owner and "." not in name else name
+    return Unit(
+        name=name.rsplit(".", 1)[-1],
+        qualname=qualname,
+        kind=kind,
+        start_line=span.start_point.row + 1,
+        end_line=span.end_point.row + 1,
+        start_byte=span.start_byte,
+        end_byte=span.end_byte,
+        parent=enclosing.qualname if enclosing else None,
+        exported=_is_exported(span, name),
+    )
+
+
 def extract_units(
     tree: tree_sitter.Tree,
-    data: bytes,
     language: str,
-    candidates: list[tree_sitter.Node] | None = None,
+    byte_range: tuple[int, int] | None = None,
 ) -> list[Unit]:
-    """Every unit of a parsed file, in source order, nested ones with their parent.
+    """Every unit of a parsed file, in source order, nested ones with their parent;
+    with ``byte_range``, those that overlap it (the same records: the units around
+    the range overlap it too).
 
     Candidates come from one tree-sitter query (the walk runs in C, so deep
     nesting costs no Python recursion); the enclosing unit is the nearest earlier
@@ -163,11 +245,9 @@ def extract_units(
     statement (``export``, ``const x =`` included), never its doc comment.
     """
     spec = LANGUAGES[language]
-    if candidates is None:
-        candidates = capture_nodes(tree, language).get("unit", [])
     found: list[tuple[tree_sitter.Node, str, str, tree_sitter.Node]] = []
     seen_spans: set[tuple[int, int]] = set()
-    for node in candidates:
+    for node in unit_nodes(tree, language, byte_range):
         classified = _classify(node, spec)
         if classified is None:
             continue
@@ -184,24 +264,7 @@ def extract_units(
     for node, name, kind, span in found:
         while open_units and open_units[-1].end_byte < span.end_byte:
             open_units.pop()
-        enclosing = open_units[-1].qualname if open_units else None
-        owner = _member_owner(node, spec) or enclosing
-        qualname = f"{owner}.{name}" if owner and "." not in name else name
-        start, end = span.start_byte, span.end_byte
-        line_end = data.find(b"\n", start, end)
-        first_line = data[start : line_end if line_end != -1 else end]
-        unit = Unit(
-            name=name.rsplit(".", 1)[-1],
-            qualname=qualname,
-            kind=kind,
-            start_line=span.start_point.row + 1,
-            end_line=span.end_point.row + 1,
-            start_byte=start,
-            end_byte=end,
-            parent=enclosing,
-            exported=_is_exported(span, name),
-            signature=first_line.decode("utf-8", errors="replace").strip()[:160],
-        )
+        unit = _unit(node, name, kind, span, open_units[-1] if open_units else None, spec)
         units.append(unit)
         open_units.append(unit)
     return units

@@ -7,7 +7,7 @@ chunker. Grammars come from the PyPI wheels; nothing is downloaded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 import tree_sitter
 
@@ -32,6 +32,17 @@ class LanguageSpec:
     # Overload signatures (``function f(a: string): void``): they ride with the
     # implementation of the same name that follows them, like its doc comment.
     signature_kinds: frozenset[str] = frozenset()
+
+    @cached_property
+    def unit_kinds(self) -> frozenset[str]:
+        """Node kinds that may define a unit (``extract.py`` decides which do)."""
+        return (
+            self.function_kinds
+            | self.function_value_kinds
+            | self.class_kinds
+            | self.type_kinds
+            | self.method_kinds
+        )
 
 
 _JS_COMMON = dict(
@@ -128,23 +139,10 @@ def get_parser(language: str) -> tree_sitter.Parser:
 
 
 def _query_source(spec: LanguageSpec, language: tree_sitter.Language) -> str:
-    """One query for everything a file analysis needs from the tree: unit candidates,
-    ERROR/MISSING nodes and JSX, built from the spec's kinds the grammar knows."""
-
-    def alternatives(kinds: frozenset[str]) -> str:
-        known = sorted(k for k in kinds if language.id_for_node_kind(k, True) is not None)
-        return " ".join(f"({kind})" for kind in known)
-
-    unit_kinds = (
-        spec.function_kinds
-        | spec.function_value_kinds
-        | spec.class_kinds
-        | spec.type_kinds
-        | spec.method_kinds
-    )
-    jsx = f"[{alternatives(spec.jsx_kinds)}] @jsx" if spec.jsx_kinds else ""
-    signature = f"[{alternatives(spec.signature_kinds)}] @signature" if spec.signature_kinds else ""
-    return f"[{alternatives(unit_kinds)}] @unit (ERROR) @error (MISSING) @error {jsx} {signature}"
+    """A query for every node that may define a unit, built from the spec's kinds the
+    grammar knows."""
+    known = sorted(k for k in spec.unit_kinds if language.id_for_node_kind(k, True) is not None)
+    return "[" + " ".join(f"({kind})" for kind in known) + "] @unit"
 
 
 @cache
@@ -153,10 +151,50 @@ def _compiled_query(language: str) -> tree_sitter.Query:
     return tree_sitter.Query(grammar, _query_source(LANGUAGES[language], grammar))
 
 
-def capture_nodes(tree: tree_sitter.Tree, language: str) -> dict[str, list[tree_sitter.Node]]:
-    """Unit candidates (``unit``), ERROR/MISSING nodes (``error``), JSX (``jsx``) and
-    signatures (``signature``) of a whole tree, in one walk that runs in C."""
-    return tree_sitter.QueryCursor(_compiled_query(language)).captures(tree.root_node)
+def unit_nodes(
+    tree: tree_sitter.Tree, language: str, byte_range: tuple[int, int] | None = None
+) -> list[tree_sitter.Node]:
+    """Nodes that may define a unit, in source order, found in one walk that runs in C;
+    with ``byte_range``, only those that overlap it (a fraction of the walk)."""
+    cursor = tree_sitter.QueryCursor(_compiled_query(language))
+    if byte_range is not None:
+        cursor.set_byte_range(*byte_range)
+    return cursor.captures(tree.root_node).get("unit", [])
+
+
+def error_ranges(tree: tree_sitter.Tree) -> list[tuple[int, int]]:
+    """Byte ranges of ERROR and MISSING nodes, sorted; only subtrees that hold one are
+    entered, so a file without syntax errors costs nothing."""
+    found = []
+    stack = [tree.root_node] if tree.root_node.has_error else []
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            found.append((node.start_byte, node.end_byte))
+        stack.extend(child for child in node.children if child.has_error)
+    return sorted(found)
+
+
+#: Tokens every JSX element holds: ``</`` of a closing tag or ``/>`` of a self-closing one.
+_JSX_MARKERS = (b"</", b"/>")
+_JSX_TAG_KINDS = frozenset({"jsx_closing_element", "jsx_self_closing_element"})
+
+
+def contains_jsx(tree: tree_sitter.Tree, data: bytes, language: str) -> bool:
+    """Whether the file holds a JSX element: a ``</`` or ``/>`` that is part of a tag
+    (found with ``bytes.find``, not a walk of the whole tree)."""
+    if not LANGUAGES[language].jsx_kinds:
+        return False
+    root = tree.root_node
+    for marker in _JSX_MARKERS:
+        at = data.find(marker)
+        while at != -1:
+            token = root.descendant_for_byte_range(at, at + len(marker))
+            tag = token.parent if token is not None and token.type == marker.decode() else None
+            if tag is not None and tag.type in _JSX_TAG_KINDS:
+                return True
+            at = data.find(marker, at + 1)
+    return False
 
 
 def parse(data: bytes, language: str) -> tree_sitter.Tree:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from nexus.chunking.analysis import FileAnalysis, analyze
+from nexus.chunking.analysis import FileAnalysis, UnitTable, analyze
 from nexus.chunking.ast import ast_spans
 from nexus.chunking.base import build_chunks
 from nexus.chunking.lines import line_spans
@@ -21,7 +21,7 @@ def pick_profile(
     named = resolve_profile(config.profile, custom)
     if named is not None:
         return named, f"profile {named.name!r} chosen in the settings"
-    return choose_profile(analysis.language, analysis.units, analysis.has_jsx)
+    return choose_profile(analysis.top_level, analysis.has_jsx)
 
 
 def chunk_analysis(
@@ -34,14 +34,17 @@ def chunk_analysis(
     """Chunks of one analysed file (cheap: the parse and tokenization are reused)."""
     if config.strategy == "lines":
         spans = line_spans(analysis, config.line_window, config.line_overlap)
+        units = analysis.unit_table
         profile_name = "lines"
     else:
         profile, _ = pick_profile(analysis, config, custom_profiles)
-        spans = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
+        spans, met = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
+        units = UnitTable(met, complete=False)
         profile_name = profile.name
     return build_chunks(
         analysis,
         spans,
+        units,
         repo=repo,
         strategy=config.strategy,
         profile=profile_name,

@@ -8,7 +8,7 @@ ranks as ``cl100k_base`` without a download.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -65,12 +65,27 @@ _CL100K_PATTERN = (
 )
 
 
-def _line_boundaries(data: bytes) -> list[int]:
-    """Offsets just after a newline that is not followed by another ``\r`` or ``\n``."""
-    raw = np.frombuffer(data, dtype=np.uint8)
-    after = raw[1:]
-    at = (raw[:-1] == 0x0A) & (after != 0x0A) & (after != 0x0D)
-    return (np.flatnonzero(at) + 1).tolist()
+def _boundary_from(data: bytes, offset: int) -> int:
+    """The first line boundary at or after ``offset`` (just after a newline that is not
+    followed by ``\\r`` or ``\\n``, and not at the end), or -1."""
+    newline = data.find(b"\n", max(offset - 1, 0))
+    while newline != -1:
+        boundary = newline + 1
+        if boundary < len(data) and data[boundary] not in b"\r\n":
+            return boundary
+        newline = data.find(b"\n", boundary)
+    return -1
+
+
+def _boundary_until(data: bytes, offset: int) -> int:
+    """The last line boundary at or before ``offset``, or -1."""
+    newline = data.rfind(b"\n", 0, offset)
+    while newline != -1:
+        boundary = newline + 1
+        if boundary < len(data) and data[boundary] not in b"\r\n":
+            return boundary
+        newline = data.rfind(b"\n", 0, newline)
+    return -1
 
 
 class TokenIndex:
@@ -87,13 +102,13 @@ class TokenIndex:
         enc = get_encoding(encoding)
         # As encode_ordinary, straight into an array: no list of Python ints to convert.
         tokens = enc.encode_to_numpy(data.decode("utf-8"), disallowed_special=())
-        lengths = _token_byte_lengths(encoding)[tokens]
+        ends = np.cumsum(_token_byte_lengths(encoding)[tokens])
         # An array.array bisects as fast as a list and is built without per-item objects.
-        self.starts = array("q", (np.cumsum(lengths) - lengths).tobytes())
+        self.starts = array("q", [0] if len(ends) else [])
+        self.starts.frombytes(ends[:-1].view(np.uint8))
         self.encoding = encoding
         self._exact: dict[tuple[int, int], int] = {}
-        additive = getattr(enc, "_pat_str", None) == _CL100K_PATTERN
-        self._boundaries = _line_boundaries(data) if additive else []
+        self._additive = getattr(enc, "_pat_str", None) == _CL100K_PATTERN
 
     def position(self, offset: int) -> int:
         """How many file tokens start before byte ``offset``: sizes are differences."""
@@ -112,12 +127,10 @@ class TokenIndex:
         return self._exact[key]
 
     def _count(self, data: bytes, start: int, end: int) -> int:
-        bounds = self._boundaries
-        first = bisect_left(bounds, start)
-        last = bisect_right(bounds, end) - 1
-        if first >= len(bounds) or last < first:  # no line boundary inside: encode it all
+        head = _boundary_from(data, start) if self._additive else -1
+        tail = _boundary_until(data, end) if head != -1 else -1
+        if head == -1 or tail < head:  # no line boundary inside: encode it all
             return count_tokens(data[start:end].decode("utf-8"), self.encoding)
-        head, tail = bounds[first], bounds[last]
         inner = self.estimate(head, tail)
         if head > start:  # a chunk starting at a line start has no head to encode
             inner += count_tokens(data[start:head].decode("utf-8"), self.encoding)

@@ -78,7 +78,6 @@ class Unit:
     end_byte: int
     parent: str | None  # qualname of the enclosing unit, if any
     exported: bool = False
-    signature: str = ""  # first line of the definition, trimmed
 
     @property
     def n_lines(self) -> int:

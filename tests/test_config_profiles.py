@@ -100,7 +100,7 @@ def test_unknown_profile_name_lists_the_choices():
 )
 def test_auto_picks_a_profile_per_file_and_says_why(path, language, text, expected):
     analysis = analyze_text(text, path, language)
-    profile, reason = choose_profile(analysis.language, analysis.units, analysis.has_jsx)
+    profile, reason = choose_profile(analysis.top_level, analysis.has_jsx)
     assert profile.name == expected
     assert reason
 

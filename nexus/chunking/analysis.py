@@ -1,4 +1,4 @@
-"""Everything computed once per file and reused by every re-chunk: tree, units, tokens.
+"""Everything computed once per file and reused by every re-chunk: tree, tokens, units.
 
 Moving a min/max slider re-runs only the packing in ``ast.py`` over this cached
 analysis, which is what makes a re-chunk cheap.
@@ -6,6 +6,7 @@ analysis, which is what makes a re-chunk cheap.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,8 +14,16 @@ from functools import cached_property
 import numpy as np
 import tree_sitter
 
-from nexus.extract import Import, extract_imports, extract_units
-from nexus.languages import LANGUAGES, capture_nodes, parse
+from nexus.chunking.profiles import FUNCTION_KINDS, TopLevel
+from nexus.extract import (
+    Import,
+    definition_below,
+    extract_imports,
+    extract_units,
+    span_kinds,
+    unit_at,
+)
+from nexus.languages import LANGUAGES, contains_jsx, error_ranges, parse
 from nexus.tokens import TokenIndex
 from nexus.types import Chunk, SourceFile, Unit
 
@@ -25,21 +34,31 @@ IDENTIFIER_BYTES |= frozenset(range(0x80, 0x100))
 
 @dataclass
 class FileAnalysis:
-    """A parsed file: its source, tree, units, imports, error ranges, token positions."""
+    """A parsed file: its source, tree, error ranges, token positions; its units and
+    imports on demand.
+
+    The chunker classifies only the nodes it visits (``extract.unit_at``), so the
+    full unit list, a walk of every node, is built only for what needs it: line
+    chunks, the fragmentation analysis, ``nexus functions``.
+    """
 
     source: SourceFile
     language: str
     tree: tree_sitter.Tree
-    units: list[Unit]
-    imports: list[Import]
     error_ranges: list[tuple[int, int]]  # byte ranges of ERROR / MISSING nodes
     has_jsx: bool
-    has_signatures: bool  # TS overload or interface method signatures: worth a look
     tokens: TokenIndex
-    line_starts: list[int]  # byte offset of each line's first byte
+    line_starts: array[int]  # byte offset of each line's first byte
     # Chunks already built from this file, by range and settings: after a slider move
     # most chunks (whole units) are the same and are not built again.
     built: dict[tuple, Chunk] = field(default_factory=dict, repr=False, compare=False)
+    # What ``unit_at`` said of each node the chunker visited, by (start, end, kind).
+    units_at: dict[tuple[int, int, str], Unit | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _overlapping: dict[tuple[int, int], UnitTable] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def data(self) -> bytes:
@@ -50,20 +69,61 @@ class FileAnalysis:
         return bisect_right(self.line_starts, byte)
 
     @cached_property
-    def unit_starts(self) -> list[int]:
-        """Start byte of each unit (``units`` are sorted by start), for bisection."""
-        return [unit.start_byte for unit in self.units]
+    def _span_kinds(self) -> frozenset[str]:
+        return span_kinds(LANGUAGES[self.language])
+
+    def unit_at(self, node: tree_sitter.Node, enclosing: Unit | None) -> Unit | None:
+        """The unit whose span is ``node`` (remembered: re-chunks ask again)."""
+        kind = node.type
+        if kind not in self._span_kinds:
+            return None
+        key = (node.start_byte, node.end_byte, kind)
+        if key not in self.units_at:
+            self.units_at[key] = unit_at(node, self.language, enclosing)
+        return self.units_at[key]
 
     @cached_property
-    def enclosing_units(self) -> list[int]:
-        """For each unit, the index of the innermost unit around it, or -1."""
-        enclosing, open_units = [], []
-        for index, unit in enumerate(self.units):
-            while open_units and self.units[open_units[-1]].end_byte < unit.end_byte:
-                open_units.pop()
-            enclosing.append(open_units[-1] if open_units else -1)
-            open_units.append(index)
-        return enclosing
+    def top_level(self) -> TopLevel:
+        """Members of top-level classes and top-level functions (for ``auto``); the
+        classification of the top-level nodes is remembered for the chunker."""
+        spec = LANGUAGES[self.language]
+        members = functions = 0
+        for statement in self.tree.root_node.children:
+            unit = self.unit_at(statement, None)
+            if unit is None:
+                continue
+            if unit.kind in FUNCTION_KINDS:
+                functions += 1
+            elif unit.kind == "class":
+                definition = definition_below(statement, spec)
+                body = definition.child_by_field_name("body") if definition else None
+                members += sum(
+                    1
+                    for member in (body.named_children if body else [])
+                    if member.type in spec.method_kinds
+                )
+        return TopLevel(members, functions)
+
+    @cached_property
+    def units(self) -> list[Unit]:
+        """Every unit of the file, nested ones too, in source order."""
+        return extract_units(self.tree, self.language)
+
+    @cached_property
+    def unit_table(self) -> UnitTable:
+        return UnitTable(self.units, complete=True)
+
+    def units_overlapping(self, start: int, end: int) -> UnitTable:
+        """The units that overlap ``[start, end)``, as in ``units`` (remembered)."""
+        key = (start, end)
+        if key not in self._overlapping:
+            units = extract_units(self.tree, self.language, key)
+            self._overlapping[key] = UnitTable(units, complete=True)
+        return self._overlapping[key]
+
+    @cached_property
+    def imports(self) -> list[Import]:
+        return extract_imports(self.tree)
 
     @cached_property
     def imported_names(self) -> tuple[bytes, ...]:
@@ -89,18 +149,23 @@ class FileAnalysis:
         found.sort()
         return [at for at, _ in found], [index for _, index in found]
 
-    @cached_property
-    def unit_depths(self) -> list[int]:
-        """How many units enclose each unit (aligned with ``units``)."""
-        by_qualname = {unit.qualname: unit for unit in self.units}
-        depths = []
-        for unit in self.units:
-            depth, parent = 0, unit.parent
-            while parent is not None and parent in by_qualname and depth < 10_000:
-                depth += 1
-                parent = by_qualname[parent].parent
-            depths.append(depth)
-        return depths
+
+class UnitTable:
+    """Units sorted by start, with what chunk metadata asks of them: where each
+    starts (for bisection) and which unit encloses it. ``complete``: every unit of
+    the part of the file it covers, not only those the chunker met."""
+
+    def __init__(self, units: list[Unit], *, complete: bool) -> None:
+        self.units = units
+        self.complete = complete
+        self.starts = [unit.start_byte for unit in units]
+        self.enclosing: list[int] = []  # index of the innermost unit around each, or -1
+        open_units: list[int] = []
+        for index, unit in enumerate(units):
+            while open_units and units[open_units[-1]].end_byte < unit.end_byte:
+                open_units.pop()
+            self.enclosing.append(open_units[-1] if open_units else -1)
+            open_units.append(index)
 
 
 def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
@@ -109,19 +174,15 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
     if language not in LANGUAGES:
         raise ValueError(f"{source.info.path}: language {language!r} is not chunkable")
     tree = parse(source.data, language)
-    captures = capture_nodes(tree, language)
-    errors = sorted((node.start_byte, node.end_byte) for node in captures.get("error", []))
     newlines = np.flatnonzero(np.frombuffer(source.data, dtype=np.uint8) == 0x0A)
-    line_starts = [0, *(newlines + 1).tolist()]
+    line_starts = array("q", [0])
+    line_starts.frombytes((newlines + 1).view(np.uint8))
     return FileAnalysis(
         source=source,
         language=language,
         tree=tree,
-        units=extract_units(tree, source.data, language, captures.get("unit", [])),
-        imports=extract_imports(tree),
-        error_ranges=errors,
-        has_jsx=bool(captures.get("jsx")),
-        has_signatures=bool(captures.get("signature")),
+        error_ranges=error_ranges(tree),
+        has_jsx=contains_jsx(tree, source.data, language),
         tokens=TokenIndex(source.data, encoding),
         line_starts=line_starts,
     )

@@ -26,6 +26,7 @@ so the cost stays close to a single encode.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -34,6 +35,7 @@ import tree_sitter
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.profiles import DECLARATION_KINDS, Profile
 from nexus.languages import LANGUAGES, LanguageSpec
+from nexus.types import Unit
 
 Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)
 _WORD = re.compile(rb"\w+")
@@ -50,11 +52,21 @@ _OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
 
 @dataclass(slots=True)
 class _Item:
-    """A byte range to place, with the node it came from (None for loose comments)."""
+    """A byte range to place, with the node it came from (None for loose comments),
+    the innermost unit around it and how many units are around it."""
 
     start: int
     end: int
     node: tree_sitter.Node | None
+    enclosing: Unit | None
+    depth: int
+
+
+class AstLayout(NamedTuple):
+    """One file's AST chunks as ranges, and the units the chunker met placing them."""
+
+    spans: list[Span]
+    units: list[Unit]  # in source order (start, then outer first)
 
 
 class _Piece(NamedTuple):
@@ -124,35 +136,39 @@ def _overloads(children: list[tree_sitter.Node], spec: LanguageSpec) -> set[int]
     return found
 
 
-def _items(children: list[tree_sitter.Node], analysis: FileAnalysis) -> list[_Item]:
+def _items(
+    children: list[tree_sitter.Node], analysis: FileAnalysis, enclosing: Unit | None, depth: int
+) -> list[_Item]:
     """Sibling nodes as items; comments, decorators and overload signatures attached
     to the node they precede."""
     spec = LANGUAGES[analysis.language]
     data = analysis.data
-    overloads = _overloads(children, spec) if analysis.has_signatures else set()
+    comments, riders = spec.comment_kinds, spec.comment_kinds | spec.decorator_kinds
+    overloads = _overloads(children, spec)
     items: list[_Item] = []
     lead: int | None = None
     last_end = -1  # end of the previous sibling; -1: none yet
     for index, child in enumerate(children):
-        kind = child.type
-        if kind in spec.comment_kinds or kind in spec.decorator_kinds:
+        kind, end = child.type, child.end_byte
+        if kind in riders:
             trailing = (
-                kind in spec.comment_kinds
+                kind in comments
                 and last_end >= 0
                 and data.find(b"\n", last_end, child.start_byte) == -1
             )
             if trailing and items and lead is None:
-                items[-1].end = child.end_byte  # `foo(); // why` stays with foo()
+                items[-1].end = end  # `foo(); // why` stays with foo()
             elif lead is None:
                 lead = child.start_byte
         elif index in overloads:
             lead = child.start_byte if lead is None else lead
         else:
-            items.append(_Item(child.start_byte if lead is None else lead, child.end_byte, child))
+            start = child.start_byte if lead is None else lead
+            items.append(_Item(start, end, child, enclosing, depth))
             lead = None
-        last_end = child.end_byte
+        last_end = end
     if lead is not None:
-        items.append(_Item(lead, children[-1].end_byte, None))
+        items.append(_Item(lead, children[-1].end_byte, None, enclosing, depth))
     return items
 
 
@@ -234,21 +250,26 @@ class _Splitter:
 
 def ast_spans(
     analysis: FileAnalysis, max_tokens: int, min_tokens: int, profile: Profile
-) -> list[Span]:
+) -> AstLayout:
     """``(start_byte, end_byte, exact tokens)`` of one file's AST chunks, in order,
-    each within ``max_tokens``."""
+    each within ``max_tokens``, and the units met on the way."""
     if not analysis.data.strip():
-        return []
+        return AstLayout([], [])
     splitter = _Splitter(analysis, max_tokens)
-    pieces = _expand(analysis, profile, splitter, min_tokens)
+    pieces, units = _expand(analysis, profile, splitter, min_tokens)
     groups = _merge_small(_pack(pieces, max_tokens), analysis, max_tokens, min_tokens)
-    return _absorb_trivial(_tidy(groups, analysis, splitter), splitter)
+    spans = _absorb_trivial(_tidy(groups, analysis, splitter), splitter)
+    return AstLayout(spans, units)
 
 
 def _expand(
     analysis: FileAnalysis, profile: Profile, splitter: _Splitter, min_tokens: int
-) -> list[_Piece]:
-    """Step 1: top-level nodes, oversized ones replaced by their children until all fit.
+) -> tuple[list[_Piece], list[Unit]]:
+    """Step 1: top-level nodes, oversized ones replaced by their children until all fit;
+    and every unit met (placed whole or opened), in source order.
+
+    Only visited nodes are classified (``FileAnalysis.unit_at``), top-down: the
+    enclosing unit of a node is the last unit opened on the way down to it.
 
     A type declaration under ``min_tokens`` (``type Id = string``) is no boundary: like
     an import it joins its neighbours. Alone it was a small chunk that outranked real
@@ -257,38 +278,42 @@ def _expand(
     """
     spec = LANGUAGES[analysis.language]
     tokens = analysis.tokens
-    boundaries = {
-        (unit.start_byte, unit.end_byte)
-        for unit, depth in zip(analysis.units, analysis.unit_depths, strict=True)
-        if profile.is_boundary(unit, depth)
-        and not (
-            unit.kind in DECLARATION_KINDS
-            and tokens.estimate(unit.start_byte, unit.end_byte) < min_tokens
-        )
-    }
     jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
     pieces: list[_Piece] = []
-    stack = list(reversed(_items(analysis.tree.root_node.children, analysis)))
+    met: dict[tuple[int, int], Unit] = {}  # by span: a node may be met twice
+    stack = list(reversed(_items(analysis.tree.root_node.children, analysis, None, 0)))
     if not stack:
-        stack = [_Item(0, len(analysis.data), None)]
-    position = tokens.position
+        stack = [_Item(0, len(analysis.data), None, None, 0)]
+    position, starts, max_tokens = tokens.position, tokens.starts, splitter.max_tokens
     while stack:
         item = stack.pop()
-        node = item.node
-        first, last = position(item.start), position(item.end)
-        if last - first <= splitter.max_tokens:
-            is_unit = node is not None and (
-                (node.start_byte, node.end_byte) in boundaries or node.type in jsx_kinds
-            )
+        node, enclosing = item.node, item.enclosing
+        unit = analysis.unit_at(node, enclosing) if node is not None else None
+        if unit is not None:
+            span = (unit.start_byte, unit.end_byte)
+            if enclosing is not None and span == (enclosing.start_byte, enclosing.end_byte):
+                unit = None  # `a = f` without `;`: the expression of the unit just opened
+            else:
+                met[span] = unit
+        first, last = bisect_left(starts, item.start), bisect_left(starts, item.end)
+        if last - first <= max_tokens:
+            if unit is not None:
+                is_unit = profile.is_boundary(unit, item.depth) and not (
+                    unit.kind in DECLARATION_KINDS
+                    and tokens.estimate(unit.start_byte, unit.end_byte) < min_tokens
+                )
+            else:
+                is_unit = bool(jsx_kinds) and node is not None and node.type in jsx_kinds
             pieces.append(_Piece(item.start, item.end, is_unit, first, last))
             continue
         if node is not None and item.start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
             # so a unit that fits alone is still one chunk.
-            stack.append(_Item(node.start_byte, item.end, node))
-            stack.append(_Item(item.start, node.start_byte, None))
+            stack.append(_Item(node.start_byte, item.end, node, item.enclosing, item.depth))
+            stack.append(_Item(item.start, node.start_byte, None, item.enclosing, item.depth))
             continue
-        children = _items(node.children, analysis) if node is not None else []
+        inside, depth = (unit, item.depth + 1) if unit is not None else (item.enclosing, item.depth)
+        children = _items(node.children, analysis, inside, depth) if node is not None else []
         if not children:
             pieces.extend(
                 _Piece(a, b, False, position(a), position(b))
@@ -298,7 +323,8 @@ def _expand(
         children[0].start = item.start
         children[-1].end = item.end
         stack.extend(reversed(children))
-    return pieces
+    units = sorted(met.values(), key=lambda unit: (unit.start_byte, -unit.end_byte))
+    return pieces, units
 
 
 def _pack(pieces: list[_Piece], max_tokens: int) -> list[_Group]:

@@ -10,7 +10,7 @@ import hashlib
 from bisect import bisect_left, bisect_right
 from pathlib import PurePosixPath
 
-from nexus.chunking.analysis import FileAnalysis
+from nexus.chunking.analysis import FileAnalysis, UnitTable
 from nexus.chunking.profiles import TYPE_KINDS
 from nexus.types import Chunk, Unit
 
@@ -22,7 +22,7 @@ def chunk_id(repo: str, path: str, strategy: str, start: int, end: int, text: by
     return digest.hexdigest()[:16]
 
 
-def _main_unit(analysis: FileAnalysis, first: int, last: int, start: int, end: int) -> Unit | None:
+def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) -> Unit | None:
     """The unit the byte range ``[start, end)`` is about; ``units[first:last]`` are the
     units that start inside it.
 
@@ -30,7 +30,7 @@ def _main_unit(analysis: FileAnalysis, first: int, last: int, start: int, end: i
     (a method in a piece of its class; not a closure in a piece of its function);
     a range with none such is a piece of the innermost unit that contains it.
     """
-    units, enclosing_of = analysis.units, analysis.enclosing_units
+    units, enclosing_of = table.units, table.enclosing
     inside = [u for u in units[first:last] if u.end_byte <= end]
     # Units the range overlaps without holding them whole: a piece of a long unit,
     # or a class header with its fields. Before the range, that is the innermost unit
@@ -50,6 +50,25 @@ def _main_unit(analysis: FileAnalysis, first: int, last: int, start: int, end: i
     return enclosing
 
 
+def _around(main: Unit | None, start: int, end: int) -> bool:
+    """No unit, or a class or type around the range rather than a unit inside it."""
+    if main is None:
+        return True
+    return main.kind in TYPE_KINDS and (main.start_byte < start or main.end_byte > end)
+
+
+def _look_inside(
+    table: UnitTable, start: int, end: int, met: Unit | None
+) -> tuple[Unit | None, list[Unit]]:
+    """Main unit of ``[start, end)`` from every unit that overlaps it (else ``met``,
+    the one found before), and the units inside it at the main unit's level."""
+    first, last = bisect_left(table.starts, start), bisect_left(table.starts, end)
+    main = _main_unit(table, first, last, start, end)
+    if main is None or main.start_byte < start:
+        return main or met, []
+    return main, [u for u in table.units[first:last] if u.parent == main.parent]
+
+
 def file_stem(path: str) -> str:
     """``src/services/payment.spec.ts`` -> ``payment``."""
     return PurePosixPath(path).name.split(".", 1)[0]
@@ -67,34 +86,44 @@ def context_line(stem: str, symbol: str | None) -> str:
 def build_chunks(
     analysis: FileAnalysis,
     spans: list[tuple[int, int, int]],
+    units: UnitTable,
     *,
     repo: str,
     strategy: str,
     profile: str,
     context_header: bool,
 ) -> list[Chunk]:
-    """Chunks for ``(start_byte, end_byte, exact tokens)`` ranges of one analysed file."""
+    """Chunks for ``(start_byte, end_byte, exact tokens)`` ranges of one analysed file;
+    their symbols come from ``units`` (all the file's, or those the chunker met)."""
     data = analysis.data
     path = analysis.source.info.path
-    error_starts = [a for a, _ in analysis.error_ranges]
-    units, unit_starts = analysis.units, analysis.unit_starts
-    names = analysis.imported_names
+    errors = analysis.error_ranges
+    error_starts = [a for a, _ in errors]
+    unit_starts = units.starts
+    names = [name.decode("utf-8") for name in analysis.imported_names]
     use_offsets, use_names = analysis.import_uses
     stem = file_stem(path)
     chunks = []
     for start, end, token_count in spans:
-        key = (start, end, repo, strategy, profile, context_header)
+        first = bisect_left(unit_starts, start)
+        last = bisect_left(unit_starts, end, first)
+        main = _main_unit(units, first, last, start, end)
+        symbols = units.units[first:last]
+        if not units.complete and _around(main, start, end):
+            # The chunker placed this range without opening what it holds (a class
+            # body cut at a line, `module.exports = {...}`): look inside it.
+            main, symbols = _look_inside(analysis.units_overlapping(start, end), start, end, main)
+        where = (main.start_byte, main.end_byte) if main else None
+        key = (start, end, repo, strategy, profile, context_header, where, len(symbols))
         if key in analysis.built:
             chunks.append(analysis.built[key])
             continue
         raw = data[start:end]
-        first, last = bisect_left(unit_starts, start), bisect_left(unit_starts, end)
-        main = _main_unit(analysis, first, last, start, end)
         used = set(use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)])
         # A MISSING node has no width: it belongs to the chunk it touches.
-        candidates = analysis.error_ranges[: bisect_right(error_starts, end)]
-        has_error = any(
-            (a < end and b > start) or (a == b and start <= a <= end) for a, b in candidates
+        has_error = bool(errors) and any(
+            (a < end and b > start) or (a == b and start <= a <= end)
+            for a, b in errors[: bisect_right(error_starts, end)]
         )
         chunks.append(
             Chunk(
@@ -115,8 +144,8 @@ def build_chunks(
                 symbol=main.qualname if main else None,
                 symbol_kind=main.kind if main else None,
                 parent=main.parent if main else None,
-                symbols=tuple(u.qualname for u in units[first:last]),
-                imports=tuple(names[i].decode("utf-8") for i in sorted(used)),
+                symbols=tuple([u.qualname for u in symbols]),
+                imports=tuple([names[i] for i in sorted(used)]),
                 exported=bool(main and main.exported),
                 profile=profile,
                 has_error=has_error,
