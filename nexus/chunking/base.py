@@ -99,7 +99,7 @@ def build_chunks(
     path = analysis.source.info.path
     errors = analysis.error_ranges
     error_starts = [a for a, _ in errors]
-    unit_starts = units.starts
+    unit_starts, line_starts = units.starts, analysis.line_starts
     names = [name.decode("utf-8") for name in analysis.imported_names]
     use_offsets, use_names = analysis.import_uses
     stem = file_stem(path)
@@ -132,8 +132,8 @@ def build_chunks(
                 file=path,
                 language=analysis.language,
                 strategy=strategy,
-                start_line=analysis.line_of(start),
-                end_line=analysis.line_of(max(start, end - 1)),
+                start_line=bisect_right(line_starts, start),
+                end_line=bisect_right(line_starts, max(start, end - 1)),
                 start_byte=start,
                 end_byte=end,
                 token_count=token_count,
