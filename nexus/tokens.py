@@ -93,6 +93,10 @@ def _boundary_until(data: bytes, start: int, end: int) -> int:
     return -1
 
 
+_EDGE_COUNTS: dict[str, dict[bytes, int]] = {}
+_EDGE_COUNTS_MAX = 100_000
+
+
 class TokenIndex:
     """Token positions of one file, for O(log n) size estimates of any byte range.
 
@@ -139,10 +143,21 @@ class TokenIndex:
             return len(self._encode(data[start:end].decode("utf-8")))
         inner = self.estimate(head, tail)
         if head > start:  # a chunk starting at a line start has no head to encode
-            inner += len(self._encode(data[start:head].decode("utf-8")))
+            inner += self._edge(data[start:head])
         if tail < end:
-            inner += len(self._encode(data[tail:end].decode("utf-8")))
+            inner += self._edge(data[tail:end])
         return inner
+
+    def _edge(self, piece: bytes) -> int:
+        """Exact count of a chunk's first or last line; the same lines (``}``, ``});``)
+        end many chunks, so counts are shared by every file of the encoding."""
+        counts = _EDGE_COUNTS.setdefault(self.encoding, {})
+        count = counts.get(piece)
+        if count is None:
+            if len(counts) >= _EDGE_COUNTS_MAX:
+                counts.clear()
+            count = counts[piece] = len(self._encode(piece.decode("utf-8")))
+        return count
 
     def split_points(self, start: int, end: int, budget: int) -> list[int]:
         """Byte offsets inside ``(start, end)`` that cut the range into pieces of

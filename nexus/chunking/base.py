@@ -7,6 +7,7 @@ so line-based and AST chunks are compared like for like.
 from __future__ import annotations
 
 import hashlib
+import re
 from bisect import bisect_left, bisect_right
 from pathlib import PurePosixPath
 
@@ -48,6 +49,13 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     if at_level:
         return max(at_level, key=lambda u: u.end_byte - u.start_byte)
     return enclosing
+
+
+#: Text every unit's definition holds (an arrow, a keyword, or ``) {`` of a method):
+#: a range without any of it defines no unit, and is not looked into again.
+_MAY_DEFINE_UNIT = re.compile(
+    rb"=>|\b(?:function|class|interface|type|enum|namespace|module)\b|\)[^;]*?\{"
+)
 
 
 def _around(main: Unit | None, start: int, end: int) -> bool:
@@ -109,7 +117,8 @@ def build_chunks(
         last = bisect_left(unit_starts, end, first)
         main = _main_unit(units, first, last, start, end)
         symbols = units.units[first:last]
-        if not units.complete and _around(main, start, end):
+        raw = data[start:end]
+        if not units.complete and _around(main, start, end) and _MAY_DEFINE_UNIT.search(raw):
             # The chunker placed this range without opening what it holds (a class
             # body cut at a line, `module.exports = {...}`): look inside it.
             main, symbols = _look_inside(analysis.units_overlapping(start, end), start, end, main)
@@ -118,7 +127,6 @@ def build_chunks(
         if key in analysis.built:
             chunks.append(analysis.built[key])
             continue
-        raw = data[start:end]
         used = set(use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)])
         # A MISSING node has no width: it belongs to the chunk it touches.
         has_error = bool(errors) and any(
