@@ -178,7 +178,7 @@ def definition_below(node: tree_sitter.Node, spec: LanguageSpec) -> tree_sitter.
         elif kind == "assignment_expression":
             current = current.child_by_field_name("right")
         elif kind == "expression_statement":
-            current = current.named_children[0] if current.named_child_count else None
+            current = current.named_child(0) if current.named_child_count else None
         elif kind == "pair" or kind in spec.field_kinds:
             current = current.child_by_field_name("value")
         else:

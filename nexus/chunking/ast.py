@@ -69,15 +69,10 @@ class AstLayout(NamedTuple):
     units: list[Unit]  # in source order (start, then outer first)
 
 
-class _Piece(NamedTuple):
-    """A byte range that fits the budget, whether it is a boundary unit, and the token
-    positions (``TokenIndex.position``) of its ends: sizes of merges are differences."""
-
-    start: int
-    end: int
-    unit: bool
-    first: int
-    last: int
+#: A byte range that fits the budget: ``(start, end, unit, first, last)``, where
+#: ``unit`` says it is a boundary unit and ``first``/``last`` are the token positions
+#: (``TokenIndex.position``) of its ends, so sizes of merges are differences.
+_Piece = tuple[int, int, bool, int, int]
 
 
 @dataclass(slots=True)
@@ -306,7 +301,7 @@ def _expand(
                 )
             else:
                 is_unit = bool(jsx_kinds) and node is not None and node.type in jsx_kinds
-            pieces.append(_Piece(item.start, item.end, is_unit, first, last))
+            pieces.append((item.start, item.end, is_unit, first, last))
             continue
         if node is not None and item.start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
@@ -318,7 +313,7 @@ def _expand(
         children = _items(node.children, analysis, inside, depth) if node is not None else []
         if not children:
             pieces.extend(
-                _Piece(a, b, False, position(a), position(b))
+                (a, b, False, position(a), position(b))
                 for a, b, _ in splitter.split(item.start, item.end)
             )
             continue

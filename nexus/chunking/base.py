@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_left, bisect_right
-from pathlib import PurePosixPath
 
 from nexus.chunking.analysis import FileAnalysis, UnitTable
 from nexus.chunking.profiles import TYPE_KINDS
@@ -32,23 +31,30 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     a range with none such is a piece of the innermost unit that contains it.
     """
     units, enclosing_of = table.units, table.enclosing
-    inside = [u for u in units[first:last] if u.end_byte <= end]
     # Units the range overlaps without holding them whole: a piece of a long unit,
     # or a class header with its fields. Before the range, that is the innermost unit
     # still open at its start: earlier siblings of a closed unit are closed too.
     around = first - 1
     while around >= 0 and units[around].end_byte <= start:
         around = enclosing_of[around]
-    containing = [units[around]] if around >= 0 else []
-    containing += [u for u in units[first:last] if u.end_byte > end]
-    enclosing = min(containing, key=lambda u: u.end_byte - u.start_byte) if containing else None
+    enclosing = units[around] if around >= 0 else None  # the smallest of them
+    inside: list[Unit] = []
+    for unit in units[first:last]:
+        if unit.end_byte <= end:
+            inside.append(unit)
+        elif enclosing is None or _size(unit) < _size(enclosing):
+            enclosing = unit
     if enclosing is not None and enclosing.kind not in TYPE_KINDS:
         return enclosing  # closures inside a piece of a function stay its own
     level = enclosing.qualname if enclosing is not None else None
     at_level = [u for u in inside if u.parent == level] or ([] if enclosing else inside)
     if at_level:
-        return max(at_level, key=lambda u: u.end_byte - u.start_byte)
+        return max(at_level, key=_size)
     return enclosing
+
+
+def _size(unit: Unit) -> int:
+    return unit.end_byte - unit.start_byte
 
 
 #: Text every unit's definition holds (an arrow, a keyword, or ``) {`` of a method):
@@ -79,7 +85,7 @@ def _look_inside(
 
 def file_stem(path: str) -> str:
     """``src/services/payment.spec.ts`` -> ``payment``."""
-    return PurePosixPath(path).name.split(".", 1)[0]
+    return path.rsplit("/", 1)[-1].split(".", 1)[0]
 
 
 def context_line(stem: str, symbol: str | None) -> str:
