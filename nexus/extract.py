@@ -9,6 +9,7 @@ kept beside it as the baseline that shows what line-pattern tools miss.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import tree_sitter
@@ -285,12 +286,22 @@ def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
 
 def extract_imports(tree: tree_sitter.Tree) -> list[Import]:
     """Names bound by top-level ``import`` statements and ``require()`` declarations."""
-    imports: list[Import] = []
+    return [
+        Import(_text(local), _text(source).strip("'\"`")) for local, source in import_bindings(tree)
+    ]
+
+
+def import_bindings(
+    tree: tree_sitter.Tree,
+) -> Iterator[tuple[tree_sitter.Node, tree_sitter.Node | None]]:
+    """(identifier bound, module specifier) of every top-level import and ``require()``."""
     for statement in tree.root_node.named_children:
-        if statement.type == "import_statement":
-            source = _text(statement.child_by_field_name("source")).strip("'\"`")
-            imports.extend(Import(_text(local), source) for local in _imported_locals(statement))
-        elif statement.type in ("lexical_declaration", "variable_declaration"):
+        kind = statement.type
+        if kind == "import_statement":
+            source = statement.child_by_field_name("source")
+            for local in _imported_locals(statement):
+                yield local, source
+        elif kind in ("lexical_declaration", "variable_declaration"):
             for declarator in _declarators(statement):
                 value = declarator.child_by_field_name("value")
                 if value is None or value.type != "call_expression":
@@ -298,16 +309,10 @@ def extract_imports(tree: tree_sitter.Tree) -> list[Import]:
                 if _text(value.child_by_field_name("function")) != "require":
                     continue
                 args = value.child_by_field_name("arguments")
-                source = (
-                    _text(args.named_children[0]).strip("'\"`")
-                    if args and args.named_children
-                    else ""
-                )
-                target = declarator.child_by_field_name("name")
-                for node in _walk(target):
+                source = args.named_children[0] if args and args.named_children else None
+                for node in _walk(declarator.child_by_field_name("name")):
                     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-                        imports.append(Import(_text(node), source))
-    return imports
+                        yield node, source
 
 
 def _imported_locals(statement: tree_sitter.Node) -> list[tree_sitter.Node]:

@@ -20,6 +20,7 @@ from nexus.extract import (
     definition_below,
     extract_imports,
     extract_units,
+    import_bindings,
     span_kinds,
     unit_at,
 )
@@ -128,7 +129,7 @@ class FileAnalysis:
     @cached_property
     def imported_names(self) -> tuple[bytes, ...]:
         """Local names bound by the file's imports (UTF-8), first binding first."""
-        return tuple(dict.fromkeys(i.local.encode("utf-8") for i in self.imports))
+        return tuple(dict.fromkeys(local.text or b"" for local, _ in import_bindings(self.tree)))
 
     @cached_property
     def import_uses(self) -> tuple[list[int], list[int]]:
