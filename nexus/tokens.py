@@ -107,10 +107,12 @@ class TokenIndex:
     ``_CL100K_PATTERN``), so it costs far less than a second encode of the file.
     """
 
-    def __init__(self, data: bytes, encoding: str) -> None:
+    def __init__(self, data: bytes, encoding: str, text: str | None = None) -> None:
+        """``text``: ``data`` decoded, when the caller has it already."""
         enc = get_encoding(encoding)
         # As encode_ordinary, straight into an array: no list of Python ints to convert.
-        tokens = enc.encode_to_numpy(data.decode("utf-8"), disallowed_special=())
+        text = data.decode("utf-8") if text is None else text
+        tokens = enc.encode_to_numpy(text, disallowed_special=())
         ends = np.cumsum(_token_byte_lengths(encoding)[tokens])
         # An array.array bisects as fast as a list and is built without per-item objects.
         self.starts = array("q", [0] if len(ends) else [])

@@ -184,6 +184,6 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
         tree=tree,
         error_ranges=error_ranges(tree),
         has_jsx=contains_jsx(tree, source.data, language),
-        tokens=TokenIndex(source.data, encoding),
+        tokens=TokenIndex(source.data, encoding, source.text),
         line_starts=line_starts,
     )

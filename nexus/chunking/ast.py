@@ -50,16 +50,10 @@ def _one_word_at_most(data: bytes, start: int, end: int) -> bool:
 _OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
 
 
-@dataclass(slots=True)
-class _Item:
-    """A byte range to place, with the node it came from (None for loose comments),
-    the innermost unit around it and how many units are around it."""
-
-    start: int
-    end: int
-    node: tree_sitter.Node | None
-    enclosing: Unit | None
-    depth: int
+#: A byte range to place: ``(start, end, node, enclosing, depth)``, with the node it
+#: came from (None for loose comments), the innermost unit around it and how many
+#: units are around it. (A tuple: thousands are made per file.)
+_Item = tuple[int, int, "tree_sitter.Node | None", "Unit | None", int]
 
 
 class AstLayout(NamedTuple):
@@ -154,18 +148,19 @@ def _items(
                 and data.find(b"\n", last_end, child.start_byte) == -1
             )
             if trailing and items and lead is None:
-                items[-1].end = end  # `foo(); // why` stays with foo()
+                previous = items[-1]  # `foo(); // why` stays with foo()
+                items[-1] = (previous[0], end, previous[2], enclosing, depth)
             elif lead is None:
                 lead = child.start_byte
         elif index in overloads:
             lead = child.start_byte if lead is None else lead
         else:
             start = child.start_byte if lead is None else lead
-            items.append(_Item(start, end, child, enclosing, depth))
+            items.append((start, end, child, enclosing, depth))
             lead = None
         last_end = end
     if lead is not None:
-        items.append(_Item(lead, children[-1].end_byte, None, enclosing, depth))
+        items.append((lead, children[-1].end_byte, None, enclosing, depth))
     return items
 
 
@@ -280,11 +275,10 @@ def _expand(
     met: dict[tuple[int, int], Unit] = {}  # by span: a node may be met twice
     stack = list(reversed(_items(analysis.tree.root_node.children, analysis, None, 0)))
     if not stack:
-        stack = [_Item(0, len(analysis.data), None, None, 0)]
+        stack = [(0, len(analysis.data), None, None, 0)]
     position, starts, max_tokens = tokens.position, tokens.starts, splitter.max_tokens
     while stack:
-        item = stack.pop()
-        node, enclosing = item.node, item.enclosing
+        start, end, node, enclosing, depth = stack.pop()
         unit = analysis.unit_at(node, enclosing) if node is not None else None
         if unit is not None:
             span = (unit.start_byte, unit.end_byte)
@@ -292,33 +286,33 @@ def _expand(
                 unit = None  # `a = f` without `;`: the expression of the unit just opened
             else:
                 met[span] = unit
-        first, last = bisect_left(starts, item.start), bisect_left(starts, item.end)
+        first, last = bisect_left(starts, start), bisect_left(starts, end)
         if last - first <= max_tokens:
             if unit is not None:
-                is_unit = profile.is_boundary(unit, item.depth) and not (
+                is_unit = profile.is_boundary(unit, depth) and not (
                     unit.kind in DECLARATION_KINDS
                     and tokens.estimate(unit.start_byte, unit.end_byte) < min_tokens
                 )
             else:
                 is_unit = bool(jsx_kinds) and node is not None and node.type in jsx_kinds
-            pieces.append((item.start, item.end, is_unit, first, last))
+            pieces.append((start, end, is_unit, first, last))
             continue
-        if node is not None and item.start < node.start_byte:
+        if node is not None and start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
             # so a unit that fits alone is still one chunk.
-            stack.append(_Item(node.start_byte, item.end, node, item.enclosing, item.depth))
-            stack.append(_Item(item.start, node.start_byte, None, item.enclosing, item.depth))
+            stack.append((node.start_byte, end, node, enclosing, depth))
+            stack.append((start, node.start_byte, None, enclosing, depth))
             continue
-        inside, depth = (unit, item.depth + 1) if unit is not None else (item.enclosing, item.depth)
-        children = _items(node.children, analysis, inside, depth) if node is not None else []
+        inside = (unit, depth + 1) if unit is not None else (enclosing, depth)
+        children = _items(node.children, analysis, *inside) if node is not None else []
         if not children:
             pieces.extend(
-                (a, b, False, position(a), position(b))
-                for a, b, _ in splitter.split(item.start, item.end)
+                (a, b, False, position(a), position(b)) for a, b, _ in splitter.split(start, end)
             )
             continue
-        children[0].start = item.start
-        children[-1].end = item.end
+        # The children take the range's own ends (doc comment and trailing comment).
+        children[0] = (start, *children[0][1:])
+        children[-1] = (children[-1][0], end, *children[-1][2:])
         stack.extend(reversed(children))
     units = sorted(met.values(), key=lambda unit: (unit.start_byte, -unit.end_byte))
     return pieces, units

@@ -15,9 +15,14 @@ from nexus.chunking.profiles import TYPE_KINDS
 from nexus.types import Chunk, Unit
 
 
-def chunk_id(repo: str, path: str, strategy: str, start: int, end: int, text: bytes) -> str:
+def id_prefix(repo: str, path: str, strategy: str) -> bytes:
+    """What every chunk id of one file and strategy starts from (see ``chunk_id``)."""
+    return f"{repo}\0{path}\0{strategy}\0".encode()
+
+
+def chunk_id(prefix: bytes, start: int, end: int, text: bytes) -> str:
     """Stable id: the same slice of the same content always gets the same id."""
-    digest = hashlib.sha1(f"{repo}\0{path}\0{strategy}\0{start}\0{end}\0".encode())
+    digest = hashlib.sha1(b"%s%d\0%d\0" % (prefix, start, end))
     digest.update(text)
     return digest.hexdigest()[:16]
 
@@ -117,6 +122,7 @@ def build_chunks(
     names = [name.decode("utf-8") for name in analysis.imported_names]
     use_offsets, use_names = analysis.import_uses
     stem = file_stem(path)
+    prefix = id_prefix(repo, path, strategy)
     chunks = []
     for start, end, token_count in spans:
         first = bisect_left(unit_starts, start)
@@ -133,7 +139,7 @@ def build_chunks(
         if key in analysis.built:
             chunks.append(analysis.built[key])
             continue
-        used = set(use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)])
+        uses = use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)]
         # A MISSING node has no width: it belongs to the chunk it touches.
         has_error = bool(errors) and any(
             (a < end and b > start) or (a == b and start <= a <= end)
@@ -141,7 +147,7 @@ def build_chunks(
         )
         chunks.append(
             Chunk(
-                id=chunk_id(repo, path, strategy, start, end, raw),
+                id=chunk_id(prefix, start, end, raw),
                 repo=repo,
                 file=path,
                 language=analysis.language,
@@ -159,7 +165,7 @@ def build_chunks(
                 symbol_kind=main.kind if main else None,
                 parent=main.parent if main else None,
                 symbols=tuple([u.qualname for u in symbols]),
-                imports=tuple([names[i] for i in sorted(used)]),
+                imports=tuple([names[i] for i in sorted(set(uses))]) if uses else (),
                 exported=bool(main and main.exported),
                 profile=profile,
                 has_error=has_error,
