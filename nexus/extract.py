@@ -234,11 +234,8 @@ def _unit(
 def extract_units(
     tree: tree_sitter.Tree,
     language: str,
-    byte_range: tuple[int, int] | None = None,
 ) -> list[Unit]:
-    """Every unit of a parsed file, in source order, nested ones with their parent;
-    with ``byte_range``, those that overlap it (the same records: the units around
-    the range overlap it too).
+    """Every unit of a parsed file, in source order, nested ones with their parent.
 
     Candidates come from one tree-sitter query (the walk runs in C, so deep
     nesting costs no Python recursion); the enclosing unit is the nearest earlier
@@ -248,7 +245,7 @@ def extract_units(
     spec = LANGUAGES[language]
     found: list[tuple[tree_sitter.Node, str, str, tree_sitter.Node]] = []
     seen_spans: set[tuple[int, int]] = set()
-    for node in unit_nodes(tree, language, byte_range):
+    for node in unit_nodes(tree, language):
         classified = _classify(node, spec)
         if classified is None:
             continue

@@ -151,15 +151,11 @@ def _compiled_query(language: str) -> tree_sitter.Query:
     return tree_sitter.Query(grammar, _query_source(LANGUAGES[language], grammar))
 
 
-def unit_nodes(
-    tree: tree_sitter.Tree, language: str, byte_range: tuple[int, int] | None = None
-) -> list[tree_sitter.Node]:
-    """Nodes that may define a unit, in source order, found in one walk that runs in C;
-    with ``byte_range``, only those that overlap it (a fraction of the walk)."""
-    cursor = tree_sitter.QueryCursor(_compiled_query(language))
-    if byte_range is not None:
-        cursor.set_byte_range(*byte_range)
-    return cursor.captures(tree.root_node).get("unit", [])
+def unit_nodes(tree: tree_sitter.Tree, language: str) -> list[tree_sitter.Node]:
+    """Nodes that may define a unit, in source order, found in one walk that runs in C."""
+    return (
+        tree_sitter.QueryCursor(_compiled_query(language)).captures(tree.root_node).get("unit", [])
+    )
 
 
 def error_ranges(tree: tree_sitter.Tree) -> list[tuple[int, int]]:

@@ -39,7 +39,7 @@ def chunk_analysis(
     else:
         profile, _ = pick_profile(analysis, config, custom_profiles)
         spans, met = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
-        units = UnitTable(met, complete=False)
+        units = UnitTable(met)
         profile_name = profile.name
     return build_chunks(
         analysis,

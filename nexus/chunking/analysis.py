@@ -57,9 +57,6 @@ class FileAnalysis:
     units_at: dict[tuple[int, int, str], Unit | None] = field(
         default_factory=dict, repr=False, compare=False
     )
-    _overlapping: dict[tuple[int, int], UnitTable] = field(
-        default_factory=dict, repr=False, compare=False
-    )
 
     @property
     def data(self) -> bytes:
@@ -112,15 +109,7 @@ class FileAnalysis:
 
     @cached_property
     def unit_table(self) -> UnitTable:
-        return UnitTable(self.units, complete=True)
-
-    def units_overlapping(self, start: int, end: int) -> UnitTable:
-        """The units that overlap ``[start, end)``, as in ``units`` (remembered)."""
-        key = (start, end)
-        if key not in self._overlapping:
-            units = extract_units(self.tree, self.language, key)
-            self._overlapping[key] = UnitTable(units, complete=True)
-        return self._overlapping[key]
+        return UnitTable(self.units)
 
     @cached_property
     def imports(self) -> list[Import]:
@@ -153,12 +142,10 @@ class FileAnalysis:
 
 class UnitTable:
     """Units sorted by start, with what chunk metadata asks of them: where each
-    starts (for bisection) and which unit encloses it. ``complete``: every unit of
-    the part of the file it covers, not only those the chunker met."""
+    starts (for bisection) and which unit encloses it."""
 
-    def __init__(self, units: list[Unit], *, complete: bool) -> None:
+    def __init__(self, units: list[Unit]) -> None:
         self.units = units
-        self.complete = complete
         self.starts = [unit.start_byte for unit in units]
         self.enclosing: list[int] = []  # index of the innermost unit around each, or -1
         open_units: list[int] = []

@@ -7,7 +7,6 @@ so line-based and AST chunks are compared like for like.
 from __future__ import annotations
 
 import hashlib
-import re
 from bisect import bisect_left, bisect_right
 
 from nexus.chunking.analysis import FileAnalysis, UnitTable
@@ -62,32 +61,6 @@ def _size(unit: Unit) -> int:
     return unit.end_byte - unit.start_byte
 
 
-#: Text every unit's definition holds (an arrow, a keyword, or ``) {`` of a method):
-#: a range without any of it defines no unit, and is not looked into again.
-_MAY_DEFINE_UNIT = re.compile(
-    rb"=>|\b(?:function|class|interface|type|enum|namespace|module)\b|\)[^;]*?\{"
-)
-
-
-def _around(main: Unit | None, start: int, end: int) -> bool:
-    """No unit, or a class or type around the range rather than a unit inside it."""
-    if main is None:
-        return True
-    return main.kind in TYPE_KINDS and (main.start_byte < start or main.end_byte > end)
-
-
-def _look_inside(
-    table: UnitTable, start: int, end: int, met: Unit | None
-) -> tuple[Unit | None, list[Unit]]:
-    """Main unit of ``[start, end)`` from every unit that overlaps it (else ``met``,
-    the one found before), and the units inside it at the main unit's level."""
-    first, last = bisect_left(table.starts, start), bisect_left(table.starts, end)
-    main = _main_unit(table, first, last, start, end)
-    if main is None or main.start_byte < start:
-        return main or met, []
-    return main, [u for u in table.units[first:last] if u.parent == main.parent]
-
-
 def file_stem(path: str) -> str:
     """``src/services/payment.spec.ts`` -> ``payment``."""
     return path.rsplit("/", 1)[-1].split(".", 1)[0]
@@ -130,10 +103,6 @@ def build_chunks(
         main = _main_unit(units, first, last, start, end)
         symbols = units.units[first:last]
         raw = data[start:end]
-        if not units.complete and _around(main, start, end) and _MAY_DEFINE_UNIT.search(raw):
-            # The chunker placed this range without opening what it holds (a class
-            # body cut at a line, `module.exports = {...}`): look inside it.
-            main, symbols = _look_inside(analysis.units_overlapping(start, end), start, end, main)
         where = (main.start_byte, main.end_byte) if main else None
         key = (start, end, repo, strategy, profile, context_header, where, len(symbols))
         if key in analysis.built:
