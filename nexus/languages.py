@@ -171,25 +171,25 @@ def error_ranges(tree: tree_sitter.Tree) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-#: Tokens every JSX element holds: ``</`` of a closing tag or ``/>`` of a self-closing one.
-_JSX_MARKERS = (b"</", b"/>")
-_JSX_TAG_KINDS = frozenset({"jsx_closing_element", "jsx_self_closing_element"})
+#: Tokens every JSX element holds: ``</`` of a closing tag or ``/>`` of a self-closing
+#: one. The grammars have them as tokens of JSX tags only.
+_JSX_MARKERS = ("</", "/>")
 
 
 def contains_jsx(tree: tree_sitter.Tree, data: bytes, language: str) -> bool:
-    """Whether the file holds a JSX element: a ``</`` or ``/>`` that is part of a tag
-    (found with ``bytes.find``, not a walk of the whole tree)."""
+    """Whether the file holds a JSX element: a ``</`` or ``/>`` that the parser read
+    as a token (in a string, comment or regex it is not one). Found with
+    ``bytes.find``, not a walk of the whole tree."""
     if not LANGUAGES[language].jsx_kinds:
         return False
     root = tree.root_node
     for marker in _JSX_MARKERS:
-        at = data.find(marker)
+        at = data.find(marker.encode())
         while at != -1:
             token = root.descendant_for_byte_range(at, at + len(marker))
-            tag = token.parent if token is not None and token.type == marker.decode() else None
-            if tag is not None and tag.type in _JSX_TAG_KINDS:
+            if token is not None and token.type == marker:
                 return True
-            at = data.find(marker, at + 1)
+            at = data.find(marker.encode(), at + 1)
     return False
 
 

@@ -97,6 +97,11 @@ _EDGE_COUNTS: dict[str, dict[bytes, int]] = {}
 _EDGE_COUNTS_MAX = 100_000
 
 
+def clear_shared_counts() -> None:
+    """Forget the edge-line counts shared between files (benchmarks time cold runs)."""
+    _EDGE_COUNTS.clear()
+
+
 class TokenIndex:
     """Token positions of one file, for O(log n) size estimates of any byte range.
 

@@ -234,3 +234,30 @@ def test_a_range_just_over_budget_is_cut_into_even_pieces():
     check_invariants(analysis, chunks, 64)
     sizes = [c.token_count for c in chunks]
     assert len(sizes) == 3 and min(sizes) >= 40, sizes
+
+
+def test_a_chunk_lists_the_units_it_holds_at_its_level_not_their_closures():
+    text = (
+        "export function outer(xs) {\n"
+        "  const double = (x) => x * 2;\n"
+        "  return xs.map(double);\n"
+        "}\n"
+        "export function other() {\n  return outer([1]);\n}\n"
+    )
+    analysis, chunks = chunk_text(text, "typescript", max_tokens=512, min_tokens=64)
+    assert [c.symbols for c in chunks] == [("outer", "other")]
+    assert chunks[0].symbol == "outer"  # the larger of the two
+    # A budget that opens `outer` meets its closure: then the closure is listed.
+    analysis, small = chunk_text(text, "typescript", max_tokens=16, min_tokens=0)
+    assert any("outer.double" in c.symbols for c in small)
+
+
+def test_ast_chunking_never_extracts_every_unit_of_the_file():
+    """The chunker classifies the nodes it visits; the full unit list (a walk of the
+    whole tree) is left for line chunks, fragmentation and ``nexus functions``."""
+    text = "\n".join(
+        f"function f{i}(a) {{\n  const g = () => a + {i};\n  return g;\n}}" for i in range(40)
+    )
+    analysis, chunks = chunk_text(text, "javascript", max_tokens=64, min_tokens=0)
+    assert chunks and "units" not in vars(analysis)
+    assert len(analysis.units) == 80  # on demand, with the closures

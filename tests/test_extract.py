@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from nexus.extract import regex_functions
+from nexus.extract import extract_units, regex_functions, unit_at
+from nexus.languages import language_for_path
 from tests.helpers import analyze_text
+
+SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"
 
 CASES = [
     # (language, source, expected (qualname, kind, start_line, end_line, exported))
@@ -122,3 +127,63 @@ def test_regex_baseline_sees_declarations_only():
     assert [(m.name, m.start_line, m.end_line) for m in matches] == [("a", 1, 3)]
     units = analyze_text(text, "a.js", "javascript").units
     assert {u.qualname for u in units} == {"a", "b", "C", "C.m"}
+
+
+def _all_nodes(tree):
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+def _sample_sources():
+    for path in sorted(SAMPLE_REPOS.rglob("*")):
+        language = language_for_path(str(path))
+        if language and path.is_file():
+            yield path, language
+    for language, source, _ in CASES:
+        yield source, language
+
+
+@pytest.mark.parametrize(("source", "language"), list(_sample_sources()), ids=str)
+def test_unit_at_agrees_with_extract_units_on_every_node(source, language):
+    """The chunker's top-down ``unit_at`` and the full bottom-up extraction are two
+    readings of one rule: on every node they must find the same units."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    analysis = analyze_text(text, "src/x." + {"tsx": "tsx"}.get(language, "ts"), language)
+    units = extract_units(analysis.tree, language)
+    by_span = {(u.start_byte, u.end_byte): u for u in units}
+    by_qualname = {u.qualname: u for u in units}
+    found = set()
+    for node in _all_nodes(analysis.tree):
+        expected = by_span.get((node.start_byte, node.end_byte))
+        enclosing = by_qualname.get(expected.parent) if expected and expected.parent else None
+        unit = unit_at(node, language, enclosing)
+        if unit is None:
+            continue
+        assert unit == expected, node
+        found.add((unit.start_byte, unit.end_byte))
+    assert found == set(by_span)
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "expected"),
+    [
+        ("tsx", "export const A = () => <div>x</div>;\n", True),
+        ("tsx", "export const A = () => <Icon />;\n", True),
+        ("tsx", "export const A = () => <>x</>;\n", True),
+        ("javascript", "const A = () => <div />;\n", True),
+        ("tsx", 'const html = "</div>"; // a/>b\nconst r = /<\\/p>/;\n', False),
+        ("typescript", "const xs: Array<Map<string, number>> = [];\n", False),
+    ],
+)
+def test_jsx_is_found_by_its_tags_not_by_text_that_looks_like_them(language, source, expected):
+    assert analyze_text(source, "src/x.tsx", language).has_jsx is expected
+
+
+def test_syntax_errors_are_found_without_walking_clean_subtrees():
+    analysis = analyze_text("function ok() { return 1; }\nfunction bad( {\n", "a.js", "javascript")
+    assert analysis.error_ranges
+    assert all(start >= len("function ok() { return 1; }\n") for start, _ in analysis.error_ranges)
+    assert analyze_text("function ok() {}\n", "a.js", "javascript").error_ranges == []

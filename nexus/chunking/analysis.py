@@ -109,6 +109,7 @@ class FileAnalysis:
 
     @cached_property
     def unit_table(self) -> UnitTable:
+        """``units`` indexed for chunk metadata (line chunks use every unit)."""
         return UnitTable(self.units)
 
     @cached_property

@@ -102,12 +102,13 @@ def build_chunks(
         last = bisect_left(unit_starts, end, first)
         main = _main_unit(units, first, last, start, end)
         symbols = units.units[first:last]
-        raw = data[start:end]
+        # The units met depend on the budget: the same range may hold others.
         where = (main.start_byte, main.end_byte) if main else None
         key = (start, end, repo, strategy, profile, context_header, where, len(symbols))
         if key in analysis.built:
             chunks.append(analysis.built[key])
             continue
+        raw = data[start:end]
         uses = use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)]
         # A MISSING node has no width: it belongs to the chunk it touches.
         has_error = bool(errors) and any(
