@@ -8,7 +8,9 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    that is still too big (a long string, a comment block) is cut at line starts
    into even pieces, and a single line over the budget at token starts. Comments,
    decorators and TypeScript overload signatures ride with the node they precede;
-   a comment on the same line as the end of a node rides with that node.
+   a comment on the same line as the end of a node rides with that node. Each
+   visited node is classified on the way down (``FileAnalysis.unit_at``); nodes
+   inside a piece that fits are never looked at.
 2. **Pack**: pieces that are units of the profile start their own chunk; the rest
    are packed greedily while they fit.
 3. **Merge small**: fragments under ``min_tokens`` join a neighbour when the result
@@ -20,7 +22,8 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    chunk exceeds ``max_tokens``.
 
 Sizes during 1-3 come from one tokenization of the whole file (``TokenIndex``),
-so the cost stays close to a single encode.
+so the cost stays close to a single encode (bench/chunking.py: 1.47x parse + encode,
+chunk records included).
 """
 
 from __future__ import annotations
