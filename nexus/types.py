@@ -3,8 +3,8 @@
 Records are frozen dataclasses (cached, hashed, pickled), except the two built by
 the thousand per file, ``Unit`` and ``Chunk``: slotted and not frozen, because a
 frozen dataclass sets each field through ``object.__setattr__`` and builds 5x
-slower (about 3 ms of the chunking benchmark's 105 ms floor). Treat them as read-only all the
-same: chunks are cached and shared between re-chunks of a file.
+slower (about 3 ms of the chunking benchmark's 105 ms floor). Treat them as
+read-only all the same: chunks are cached and shared between re-chunks of a file.
 Line numbers are 1-based and inclusive; byte offsets index the file's UTF-8
 bytes (``SourceFile.data``), never a ``str``.
 """
