@@ -37,13 +37,23 @@ def _stem(word: str) -> str:
     return word
 
 
+#: Each word's term ("" for one that says nothing), remembered: a codebase repeats a
+#: few thousand words, and an index of 100k chunks looks them up millions of times.
+_TERMS: dict[str, str] = {}
+
+
 def terms(text: str) -> list[str]:
     """The searchable words of a chunk or a query."""
-    return [
-        _stem(word)
-        for word in code_as_words(text).lower().split()
-        if len(word) > 1 and word not in STOPWORDS
-    ]
+    found = []
+    for word in code_as_words(text).lower().split():
+        term = _TERMS.get(word)
+        if term is None:
+            if len(_TERMS) >= 1_000_000:
+                _TERMS.clear()
+            term = _TERMS[word] = "" if len(word) < 2 or word in STOPWORDS else _stem(word)
+        if term:
+            found.append(term)
+    return found
 
 
 class LexicalIndex:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_IDENTIFIER = re.compile(r"([A-Za-z_$][A-Za-z0-9_$]*)")  # a group: split keeps them
 # Acronym before a capitalised word (HTTPServer -> HTTP, Server), words, acronyms, digits.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _NON_WORD = re.compile(r"[^\w]+")
@@ -33,5 +33,6 @@ def _spoken(identifier: str) -> str:
 
 def code_as_words(text: str) -> str:
     """Identifiers replaced by their words, everything else but words and numbers dropped."""
-    words = _IDENTIFIER.sub(lambda m: _spoken(m.group(0)), text)
-    return _NON_WORD.sub(" ", words).strip()
+    parts = _IDENTIFIER.split(text)  # text, identifier, text, ..., text
+    parts[1::2] = [_spoken(identifier) for identifier in parts[1::2]]
+    return _NON_WORD.sub(" ", "".join(parts)).strip()
