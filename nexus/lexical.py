@@ -48,7 +48,7 @@ def terms(text: str) -> list[str]:
     for word in code_as_words(text).lower().split():
         term = _TERMS.get(word)
         if term is None:
-            if len(_TERMS) >= 1_000_000:
+            if len(_TERMS) >= 200_000:
                 _TERMS.clear()
             term = _TERMS[word] = "" if len(word) < 2 or word in STOPWORDS else _stem(word)
         if term:
