@@ -66,14 +66,13 @@ def _declarators(declaration: tree_sitter.Node) -> list[tree_sitter.Node]:
     return [child for child in declaration.named_children if child.type == "variable_declarator"]
 
 
-def _method_kind(node: tree_sitter.Node, name: str) -> str:
+def _method_kind(name_node: tree_sitter.Node | None, name: str) -> str:
+    """``get`` and ``set`` come right before a method's name."""
     if name == "constructor":
         return "constructor"
-    for child in node.children:
-        if child.type == "get":
-            return "getter"
-        if child.type == "set":
-            return "setter"
+    keyword = name_node.prev_sibling if name_node is not None else None
+    if keyword is not None and keyword.type in ("get", "set"):
+        return "getter" if keyword.type == "get" else "setter"
     return "method"
 
 
@@ -148,8 +147,9 @@ def _classify(
             _statement_span(node),
         )
     if kind_of in spec.method_kinds:
-        name = _text(node.child_by_field_name("name"))
-        return name, _method_kind(node, name), node
+        name_node = node.child_by_field_name("name")
+        name = _text(name_node)
+        return name, _method_kind(name_node, name), node
     if kind_of in spec.function_value_kinds:
         return _function_value_name(node)
     return None
@@ -270,10 +270,12 @@ def extract_units(
 
 def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
     """The object a literal's method or ``key: function`` belongs to, if bound to a name."""
-    if node.type in spec.method_kinds:
+    kind = node.type
+    if kind in spec.method_kinds:
         container = node.parent
-    elif node.parent is not None and node.parent.type == "pair":
-        container = node.parent.parent
+    elif kind in spec.function_value_kinds or kind in spec.class_kinds:  # `key: ...`
+        parent = node.parent
+        container = parent.parent if parent is not None and parent.type == "pair" else None
     else:
         return None
     if container is not None and container.type == "object":
