@@ -645,7 +645,7 @@ def write_markdown(path: Path, report: dict, rows: list[Row], targets: list) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per method (best)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per method (best)")
     parser.add_argument("--no-third-party", action="store_true")
     parser.add_argument("--cache", type=Path, default=None, help=f"default {cache_dir()}")
     parser.add_argument("--out", type=Path, default=RESULTS)

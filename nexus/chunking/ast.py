@@ -98,26 +98,25 @@ def _overloads(children: list[tree_sitter.Node], kinds: list[str], spec: Languag
     """Indexes of overload signatures directly before the implementation of the same
     name: the group is one unit (an overload set alone had no symbol, and its
     implementation was a fragment of a few tokens). ``kinds``: the children's types."""
-    signatures = spec.signature_kinds
+    signatures, exports = spec.signature_kinds, spec.export_kinds
     if not signatures:
         return set()
-    declarations = [
-        _declaration(child) if kind in spec.export_kinds else child
+    declared = [  # the kind of each child, looking through `export`
+        _declaration(child).type if kind in exports else kind
         for child, kind in zip(children, kinds, strict=True)
     ]
-    if not any(declaration.type in signatures for declaration in declarations):
+    if not any(kind in signatures for kind in declared):
         return set()
     implementations = spec.function_kinds | spec.method_kinds
     riders = spec.comment_kinds | spec.decorator_kinds
     found: set[int] = set()
     following: bytes | None = None  # name of the implementation below, if any
     for index in range(len(children) - 1, -1, -1):
-        if kinds[index] in riders:
+        kind = declared[index]
+        if kind in riders:
             continue
-        declaration = declarations[index]
-        kind = declaration.type
         named = kind in signatures or kind in implementations
-        name_node = declaration.child_by_field_name("name") if named else None
+        name_node = _declaration(children[index]).child_by_field_name("name") if named else None
         name = name_node.text if name_node is not None else None
         if kind in signatures:
             if name is not None and name == following:
