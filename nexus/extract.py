@@ -36,14 +36,6 @@ def span_kinds(spec: LanguageSpec) -> frozenset[str]:
     return spec.unit_kinds | spec.field_kinds | _BINDING_WRAPPERS | {"pair"}
 
 
-@dataclass(frozen=True)
-class Import:
-    """One name a file imports, and from where."""
-
-    local: str  # the identifier bound in this file
-    source: str  # module specifier, e.g. "stripe" or "../repositories/payment"
-
-
 def _text(node: tree_sitter.Node | None) -> str:
     if node is None or node.text is None:
         return ""
@@ -283,23 +275,13 @@ def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
     return None
 
 
-def extract_imports(tree: tree_sitter.Tree) -> list[Import]:
-    """Names bound by top-level ``import`` statements and ``require()`` declarations."""
-    return [
-        Import(_text(local), _text(source).strip("'\"`")) for local, source in import_bindings(tree)
-    ]
-
-
-def import_bindings(
-    tree: tree_sitter.Tree,
-) -> Iterator[tuple[tree_sitter.Node, tree_sitter.Node | None]]:
-    """(identifier bound, module specifier) of every top-level import and ``require()``."""
+def imported_identifiers(tree: tree_sitter.Tree) -> Iterator[tree_sitter.Node]:
+    """The identifiers bound by top-level ``import`` statements and ``require()``
+    declarations (``import {a as b}``: ``b``; ``const {x} = require(...)``: ``x``)."""
     for statement in tree.root_node.named_children:
         kind = statement.type
         if kind == "import_statement":
-            source = statement.child_by_field_name("source")
-            for local in _imported_locals(statement):
-                yield local, source
+            yield from _imported_locals(statement)
         elif kind in ("lexical_declaration", "variable_declaration"):
             for declarator in _declarators(statement):
                 value = declarator.child_by_field_name("value")
@@ -307,11 +289,9 @@ def import_bindings(
                     continue
                 if _text(value.child_by_field_name("function")) != "require":
                     continue
-                args = value.child_by_field_name("arguments")
-                source = args.named_children[0] if args and args.named_children else None
                 for node in _walk(declarator.child_by_field_name("name")):
                     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-                        yield node, source
+                        yield node
 
 
 def _imported_locals(statement: tree_sitter.Node) -> list[tree_sitter.Node]:

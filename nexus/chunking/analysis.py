@@ -16,11 +16,9 @@ import tree_sitter
 
 from nexus.chunking.profiles import FUNCTION_KINDS, TopLevel
 from nexus.extract import (
-    Import,
     definition_below,
-    extract_imports,
     extract_units,
-    import_bindings,
+    imported_identifiers,
     span_kinds,
     unit_at,
 )
@@ -113,13 +111,9 @@ class FileAnalysis:
         return UnitTable(self.units)
 
     @cached_property
-    def imports(self) -> list[Import]:
-        return extract_imports(self.tree)
-
-    @cached_property
     def imported_names(self) -> tuple[bytes, ...]:
         """Local names bound by the file's imports (UTF-8), first binding first."""
-        return tuple(dict.fromkeys(local.text or b"" for local, _ in import_bindings(self.tree)))
+        return tuple(dict.fromkeys(node.text or b"" for node in imported_identifiers(self.tree)))
 
     @cached_property
     def import_uses(self) -> tuple[list[int], list[int]]:
