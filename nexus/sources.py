@@ -14,6 +14,7 @@ directories are not walked. Ignored files are not listed; the notes count them.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -200,7 +201,11 @@ def open_repository(
     if not path.exists() and not path.is_symlink():
         raise IngestError(f"{path} does not exist; pass a repository directory or a .zip file")
     _check_allowed(path, settings.allowed_roots)
-    resolved = path.resolve()
+    resolved = real_path(path)
+    if symlink_loops(resolved):
+        raise IngestError(
+            f"{path} is a symlink loop (it links back to itself); pass the real folder or zip"
+        )
     if resolved.is_dir():
         files, contents, notes = _read_directory(resolved, settings)
         return _finish(name or resolved.name or "repository", files, contents, notes)
@@ -212,13 +217,31 @@ def open_repository(
 def _check_allowed(path: Path, roots: tuple[Path, ...] | None) -> None:
     if roots is None:
         return
-    resolved = path.resolve()
-    if not any(resolved.is_relative_to(root.resolve()) for root in roots):
-        shown = ", ".join(str(root.resolve()) for root in roots)
+    resolved = real_path(path)
+    if not any(resolved.is_relative_to(real_path(root)) for root in roots):
+        shown = ", ".join(str(real_path(root)) for root in roots)
         raise IngestError(
             f"{path} lies outside the allowed roots ({shown}); "
             "move or copy the repository under one of them, or upload it as a zip"
         )
+
+
+def real_path(path: Path) -> Path:
+    """``path`` with every symlink resolved, without raising on a loop.
+
+    ``Path.resolve`` raises RuntimeError for a loop on Python 3.11; ``realpath``
+    stops where the loop starts, and ``symlink_loops`` says whether it did.
+    """
+    return Path(os.path.realpath(path))
+
+
+def symlink_loops(path: Path) -> bool:
+    """Whether following ``path`` goes round a symlink loop (ELOOP)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _finish(
@@ -373,9 +396,11 @@ def _add_symlink(
     files: list[FileInfo],
     contents: dict[str, bytes],
 ) -> None:
-    target = link.resolve()
+    target = real_path(link)
     if not target.is_relative_to(root):
         files.append(_skipped(rel, "symlink leaves the repository"))
+    elif symlink_loops(target):
+        files.append(_skipped(rel, "symlink loop (it links back to itself)"))
     elif not target.exists():
         files.append(_skipped(rel, "broken symlink"))
     elif target.is_dir():

@@ -121,6 +121,25 @@ def test_bad_input_is_a_message_not_a_traceback(capsys, monkeypatch, argv, messa
     assert message in err and "Traceback" not in err
 
 
+def test_symlink_loops_are_reported_by_scan_and_chunk(capsys, tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.js").write_text("function a() { return 1; }\n")
+    (root / "loop1.js").symlink_to("loop2.js")
+    (root / "loop2.js").symlink_to("loop1.js")
+    code, out, err = run(capsys, "scan", str(root))
+    assert code == 0 and "Traceback" not in err
+    assert "loop1.js" in out and "symlink loop" in out
+    code, out, err = run(capsys, "chunk", str(root))
+    assert code == 0 and "Traceback" not in err
+    assert "a.js" in out and "loop1.js" not in out
+    (tmp_path / "self").symlink_to("self")
+    for verb in ("scan", "chunk"):
+        code, _, err = run(capsys, verb, str(tmp_path / "self"))
+        assert code == 2
+        assert "is a symlink loop" in err and "Traceback" not in err
+
+
 def test_profiles_toml_is_loadable(capsys, tmp_path):
     from nexus.chunking.profiles import PROFILES, load_profiles
 

@@ -330,6 +330,35 @@ def test_symlinks_never_escape_and_directories_are_not_followed(tmp_path: Path) 
     assert not any("secret" in s.text for s in repo.source_files())
 
 
+def test_symlink_loops_are_skipped_files_with_a_reason(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.js": JS})
+    os.symlink("loop2.js", root / "loop1.js")
+    os.symlink("loop1.js", root / "loop2.js")
+    os.symlink("self.js", root / "self.js")
+    os.symlink("d2", root / "d1")
+    os.symlink("d1", root / "d2")
+    files = by_path(open_repository(root))
+    for path in ("loop1.js", "loop2.js", "self.js", "d1", "d2"):
+        assert files[path].reason == "symlink loop (it links back to itself)"
+        assert files[path].category is Category.UNSUPPORTED
+    assert files["a.js"].category is Category.SOURCE
+
+
+def test_a_root_that_is_a_symlink_loop_is_a_clear_error(tmp_path: Path) -> None:
+    os.symlink("root", tmp_path / "root")
+    os.symlink("zip2.zip", tmp_path / "zip1.zip")
+    os.symlink("zip1.zip", tmp_path / "zip2.zip")
+    for target in (tmp_path / "root", tmp_path / "zip1.zip"):
+        with pytest.raises(IngestError, match="is a symlink loop"):
+            open_repository(target)
+    with pytest.raises(IngestError, match="is a symlink loop"):
+        open_repository(tmp_path / "root", settings=IngestSettings(allowed_roots=(tmp_path,)))
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(IngestError, match="outside the allowed roots"):
+        open_repository(tmp_path / "root", settings=IngestSettings(allowed_roots=(other,)))
+
+
 def test_fifo_is_listed_and_never_opened(tmp_path: Path) -> None:
     write_tree(tmp_path, {"a.js": JS})
     os.mkfifo(tmp_path / "pipe.js")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ui_helpers import SAMPLES, metric, zip_folder
 
 
@@ -73,6 +74,45 @@ def test_missing_path_shows_an_error(page) -> None:
     at.text_input(key="local_path").input(str(SAMPLES / "no-such-repo")).run()
     assert not at.exception
     assert "does not exist" in at.error[0].value
+
+
+@pytest.fixture
+def looping_repos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Under an allowed root: a repo with loop1.js <-> loop2.js, and a root linking to itself."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "index.js").write_text("export function f() { return 1; }\n")
+    (repo / "loop1.js").symlink_to("loop2.js")
+    (repo / "loop2.js").symlink_to("loop1.js")
+    (tmp_path / "self").symlink_to("self")
+    monkeypatch.setenv("NEXUS_ALLOWED_ROOTS", str(tmp_path))
+    return tmp_path
+
+
+def test_symlink_loops_in_the_local_path_box(page, looping_repos: Path) -> None:
+    at = page("home").run()
+    at.radio(key="source").set_value("Local path").run()
+    at.text_input(key="local_path").input(str(looping_repos / "repo")).run()
+    assert not at.exception and not at.error
+    skipped = at.dataframe[-1].value
+    reasons = dict(zip(skipped["path"], skipped["reason"], strict=True))
+    assert reasons["loop1.js"] == reasons["loop2.js"] == "symlink loop (it links back to itself)"
+    at.text_input(key="local_path").input(str(looping_repos / "self")).run()
+    assert not at.exception
+    assert "is a symlink loop" in at.error[0].value
+
+
+def test_symlink_loops_in_a_link(page, looping_repos: Path) -> None:
+    at = page("search")
+    at.query_params.update({"repo": f"path:{looping_repos / 'repo'}"})
+    at.run()
+    assert not at.exception
+    assert at.session_state["repo"].name == "repo"
+    at = page("search")
+    at.query_params.update({"repo": f"path:{looping_repos / 'self'}"})
+    at.run()
+    assert not at.exception
+    assert any("is a symlink loop" in w.value for w in at.warning)
 
 
 def test_zip_without_code_warns_and_pages_cope(page, tmp_path: Path) -> None:
