@@ -503,7 +503,13 @@ def _check_zip(
     notes: list[str] = []
     duplicates = macos = 0
     total = compressed = 0
+    nul_names: list[str] = []
     for info in infos:
+        # zipfile cuts a name at its first NUL ("a.js\x00.png" reads as "a.js"), so
+        # only the raw name shows it; such an entry could pose as another file.
+        if "\x00" in info.orig_filename:
+            nul_names.append(info.orig_filename)
+            continue
         path = _safe_entry_path(info.filename)
         if info.is_dir() or not path:
             continue
@@ -534,6 +540,13 @@ def _check_zip(
             f"zip expands {total / max(compressed, 1):,.0f}x overall, over the "
             f"{settings.max_zip_ratio:g}x limit (max_zip_ratio); this looks like a zip bomb"
         )
+    if nul_names:
+        shown = ", ".join(repr(name) for name in nul_names[:5])
+        more = f" and {len(nul_names) - 5} more" if len(nul_names) > 5 else ""
+        notes.append(
+            f"refused {len(nul_names)} zip entry name(s) holding a NUL byte, which zip tools "
+            f"cut short so the entry could pose as another file: {shown}{more}"
+        )
     if duplicates:
         notes.append(f"kept the first of {duplicates} duplicate zip entry name(s)")
     if macos:
@@ -549,9 +562,7 @@ def _safe_entry_path(filename: str) -> str:
     unified = filename.replace("\\", "/")
     path = "/".join(part for part in unified.split("/") if part not in ("", "."))
     problem = None
-    if "\x00" in filename:
-        problem = "contains a NUL character"
-    elif unified.startswith("/"):
+    if unified.startswith("/"):
         problem = "is an absolute path"
     elif _DRIVE.match(unified) or _DRIVE.match(path):
         problem = "starts with a drive letter"

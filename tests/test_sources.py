@@ -534,6 +534,21 @@ def test_zip_slip_is_rejected_naming_the_entry(entry: str) -> None:
     assert repr(entry) in str(err.value)
 
 
+@pytest.mark.parametrize("name", ["proj/a.js\x00.png", "proj/b.js\x00../../x.js", "proj/\x00c.js"])
+def test_zip_entry_with_a_nul_byte_in_its_name_is_refused_in_the_notes(name: str) -> None:
+    # zipfile cannot write such a name, so write a stand-in of the same length and patch
+    # it in the local header and the central directory.
+    stand_in = name.replace("\x00", "#")
+    data = make_zip({"proj/a.js": JS, "proj/b.js": JS, stand_in: b"const evil = 1;\n"})
+    data = data.replace(stand_in.encode(), name.encode())
+    repo = open_repository(data)
+    assert paths(repo) == ["a.js", "b.js"]
+    assert repo.read("a.js").text == JS.decode()
+    note = next(n for n in repo.notes if "NUL" in n)
+    assert note.startswith("refused 1 zip entry name(s) holding a NUL byte")
+    assert repr(name) in note
+
+
 def test_zip_slip_in_a_directory_entry_is_rejected() -> None:
     with pytest.raises(IngestError, match="zip slip"):
         open_repository(make_zip({"ok.js": JS}, dirs=("../up/",)))
