@@ -7,26 +7,23 @@ from collections import Counter
 from pathlib import Path
 
 from nexus.chunking.analysis import analyze
-from nexus.classify import classify
 from nexus.config import DEFAULT_ENCODING
 from nexus.extract import regex_functions
-from nexus.sources import IngestError, decode_source
+from nexus.sources import IngestError, decode_source, read_file
 from nexus.tables import text_table
 from nexus.types import CHUNKABLE_LANGUAGES, Chunk, SourceFile
 
 
 def load_single_file(path: Path) -> SourceFile:
-    """Read and classify one JS/TS file, refusing what cannot be chunked."""
-    if not path.is_file():
-        raise IngestError(f"{path} is not a file")
-    raw = path.read_bytes()
-    info = classify(path.name, raw[:8000], len(raw))
-    if info.language not in CHUNKABLE_LANGUAGES:
+    """Read one JS/TS file with the classification and limits of ``scan``, refusing
+    what ``chunk`` would not chunk (binary, too large, minified, not JS/TS...)."""
+    info, data = read_file(path)
+    if data is None or not info.chunkable:
         raise IngestError(
-            f"{path}: language {info.language!r} is not chunked; "
-            f"use a {', '.join(sorted(CHUNKABLE_LANGUAGES))} file"
+            f"{path} is not chunked ({info.category}: {info.reason}); pass a "
+            f"{', '.join(sorted(CHUNKABLE_LANGUAGES))} source or test file"
         )
-    return decode_source(info, raw)
+    return decode_source(info, data)
 
 
 def function_rows(source: SourceFile) -> list[dict[str, object]]:

@@ -411,6 +411,28 @@ def _add_symlink(
         files.append(_skipped(rel, "symlink to something that is not a regular file"))
 
 
+def read_file(
+    path: str | Path,
+    settings: IngestSettings = IngestSettings(),  # noqa: B008 - frozen, so sharing is safe
+) -> tuple[FileInfo, bytes | None]:
+    """Read and classify one file on disk as a repository walk would, by its file name.
+
+    The same limits apply: a file over ``max_file_bytes`` is only sniffed, and the
+    contents come back only for a file that is kept (neither binary nor too large).
+    A file that cannot be read is an unsupported ``FileInfo`` saying why. Raises
+    IngestError for a path that is missing, not a regular file, or a symlink loop.
+    """
+    path = Path(path).expanduser()
+    target = real_path(path)
+    if symlink_loops(target):
+        raise IngestError(f"{path} is a symlink loop (it links back to itself)")
+    if not target.exists():
+        raise IngestError(f"{path} does not exist")
+    if not target.is_file():
+        raise IngestError(f"{path} is not a regular file")
+    return _read_disk_file(path.name, target, settings)
+
+
 def _add_disk_file(
     rel: str,
     path: Path,
@@ -418,6 +440,15 @@ def _add_disk_file(
     files: list[FileInfo],
     contents: dict[str, bytes],
 ) -> None:
+    info, data = _read_disk_file(rel, path, settings)
+    files.append(info)
+    if data is not None:
+        contents[rel] = data
+
+
+def _read_disk_file(
+    rel: str, path: Path, settings: IngestSettings
+) -> tuple[FileInfo, bytes | None]:
     limit = settings.max_file_bytes
     try:
         size = path.stat().st_size
@@ -425,13 +456,12 @@ def _add_disk_file(
         # a file may grow between stat and read.
         data = _read_path(path, BINARY_SNIFF_BYTES if size > limit else limit + 1)
     except OSError as exc:
-        files.append(_skipped(rel, f"could not read: {exc.strerror or exc}"))
-        return
+        return _skipped(rel, f"could not read: {exc.strerror or exc}"), None
     if len(data) > limit:
         size = max(size, len(data))
     elif size <= limit:
         size = len(data)
-    _add(rel, data, size, settings, files, contents)
+    return _classified(rel, data, size, settings)
 
 
 def _read_path(path: Path, cap: int) -> bytes:
@@ -441,18 +471,12 @@ def _read_path(path: Path, cap: int) -> bytes:
         return handle.read(cap)
 
 
-def _add(
-    rel: str,
-    data: bytes,
-    size: int,
-    settings: IngestSettings,
-    files: list[FileInfo],
-    contents: dict[str, bytes],
-) -> None:
+def _classified(
+    rel: str, data: bytes, size: int, settings: IngestSettings
+) -> tuple[FileInfo, bytes | None]:
+    """The file's classification, and its bytes if they are kept."""
     info = classify(rel, data, size, max_file_bytes=settings.max_file_bytes)
-    files.append(info)
-    if info.category not in _NOT_KEPT:
-        contents[rel] = data
+    return info, (None if info.category in _NOT_KEPT else data)
 
 
 def _skipped(rel: str, reason: str, size: int = 0) -> FileInfo:
@@ -619,7 +643,10 @@ def _read_zip_entries(
             files.append(_skipped(path, f"unsupported zip compression: {exc}", info.file_size))
             continue
         size = info.file_size if info.file_size > limit else len(data)
-        _add(path, data, size, settings, files, contents)
+        entry, kept = _classified(path, data, size, settings)
+        files.append(entry)
+        if kept is not None:
+            contents[path] = kept
     notes.extend(rules.summary())
     return files, contents
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import zipfile
 from pathlib import Path
 
@@ -138,6 +139,43 @@ def test_symlink_loops_are_reported_by_scan_and_chunk(capsys, tmp_path):
         code, _, err = run(capsys, verb, str(tmp_path / "self"))
         assert code == 2
         assert "is a symlink loop" in err and "Traceback" not in err
+
+
+def _unreadable(path: Path, monkeypatch) -> None:
+    """Make ``path`` unreadable, also for root (who ignores file modes)."""
+    import os
+
+    path.chmod(0)
+    real_open = os.open
+
+    def refuse(name, *args, **kwargs):
+        if Path(name) == path:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("locked.js", b"function f() {}\n", "(unsupported: could not read: Permission denied)"),
+        ("noise.js", random.Random(7).randbytes(4000), "(binary: NUL"),
+        ("bundle.js", b"var a=function(b){return b+1};" * 40_000, "(too_large: 1,200,000 bytes"),
+    ],
+)
+def test_functions_classifies_its_file_like_scan(
+    capsys, monkeypatch, tmp_path, name, content, message
+):
+    path = tmp_path / name
+    path.write_bytes(content)
+    if name == "locked.js":
+        _unreadable(path, monkeypatch)
+    code, out, err = run(capsys, "functions", str(path))
+    assert code == 2 and not out
+    assert f"{path} is not chunked {message}" in err and "Traceback" not in err
+    _, scanned, _ = run(capsys, "scan", str(tmp_path), "--json")
+    assert message.split(":")[0].strip("(") in json.dumps(json.loads(scanned)["by_category"])
 
 
 def test_profiles_toml_is_loadable(capsys, tmp_path):
