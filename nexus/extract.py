@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import tree_sitter
 
@@ -100,10 +101,48 @@ def _function_value_name(node: tree_sitter.Node) -> tuple[str, str, tree_sitter.
     return None
 
 
-def _is_exported(span: tree_sitter.Node, name: str) -> bool:
+def _is_exported(span: tree_sitter.Node, name: str, top_level: bool) -> bool:
+    """``export ...``, a definition assigned to ``module.exports``/``exports.x``, or a
+    top-level name the file exports later (``module.exports.x = x``, ``exports.x = x``,
+    ``module.exports = { x }``)."""
     if span.type == "export_statement":
         return True
-    return name.startswith(("module.exports", "exports."))
+    if name.startswith(("module.exports", "exports.")):
+        return True
+    return top_level and name in _commonjs_exports(_root(span))
+
+
+def _root(node: tree_sitter.Node) -> tree_sitter.Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+@lru_cache(maxsize=8)
+def _commonjs_exports(root: tree_sitter.Node) -> frozenset[str]:
+    """Names a file exports by CommonJS assignment at its top level (read once per tree)."""
+    names: set[str] = set()
+    for statement in root.children:
+        assignment = statement.named_child(0) if statement.type == "expression_statement" else None
+        if assignment is None or assignment.type != "assignment_expression":
+            continue
+        target = _text(assignment.child_by_field_name("left"))
+        value = assignment.child_by_field_name("right")
+        if value is None or not (
+            target.startswith("exports.") or target.startswith("module.exports")
+        ):
+            continue
+        if value.type == "identifier":
+            names.add(_text(value))
+        elif value.type == "object" and target == "module.exports":
+            for prop in value.named_children:
+                if prop.type == "shorthand_property_identifier":
+                    names.add(_text(prop))
+                elif prop.type == "pair":
+                    inner = prop.child_by_field_name("value")
+                    if inner is not None and inner.type == "identifier":
+                        names.add(_text(inner))
+    return frozenset(names)
 
 
 def _object_owner(node: tree_sitter.Node) -> str | None:
@@ -219,7 +258,7 @@ def _unit(
         start_byte=span.start_byte,
         end_byte=span.end_byte,
         parent=enclosing.qualname if enclosing else None,
-        exported=_is_exported(span, name),
+        exported=_is_exported(span, name, enclosing is None),
     )
 
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from nexus.config import ChunkConfig
 from nexus.extract import extract_units, regex_functions, unit_at
 from nexus.languages import language_for_path
+from nexus.pipeline import chunk_analysis
 from tests.helpers import analyze_text
 
 SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"
@@ -179,3 +181,23 @@ def test_syntax_errors_are_found_without_walking_clean_subtrees():
     assert analysis.error_ranges
     assert all(start >= len("function ok() { return 1; }\n") for start, _ in analysis.error_ranges)
     assert analyze_text("function ok() {}\n", "a.js", "javascript").error_ranges == []
+
+
+def test_commonjs_exports_after_the_definition_mark_the_unit_exported():
+    text = (
+        "function a() {}\nconst b = () => 1;\nfunction c() {}\nfunction d() {}\n"
+        "function e() {\n  function a() {}\n}\nfunction f() {}\n"
+        "module.exports.a = a;\nexports.bee = b;\nmodule.exports = { c, dd: d };\n"
+    )
+    units = analyze_text(text, "a.js", "javascript").units
+    exported = {u.qualname: u.exported for u in units}
+    assert exported == {
+        "a": True, "b": True, "c": True, "d": True, "e": False, "e.a": False, "f": False
+    }  # fmt: skip
+
+
+def test_a_chunk_of_a_commonjs_exported_function_is_exported():
+    text = "function moveObject() {\n  return 1;\n}\nmodule.exports.moveObject = moveObject;\n"
+    analysis = analyze_text(text, "a.js", "javascript")
+    chunks = chunk_analysis(analysis, ChunkConfig(max_tokens=16, min_tokens=0), repo="t")
+    assert next(c for c in chunks if c.symbol == "moveObject").exported

@@ -73,3 +73,28 @@ def test_exact_count_of_any_slice_equals_encoding_it_alone(text, cut):
     index = TokenIndex(data, ChunkConfig().encoding)
     expected = count_tokens(text[a:b], ChunkConfig().encoding)
     assert index.exact(data, start, end) == expected
+
+
+def test_a_line_window_is_labelled_with_the_unit_it_holds_most_of():
+    """A window holding the last two lines of ``a`` and all of ``b`` is about ``b``;
+    one holding the head of a long ``c`` and a small whole ``d`` is about ``c``."""
+    text = (
+        "function a() {\n  const x = 1;\n  const y = 2;\n  return x + y;\n}\n"  # L1-5
+        "function b() {\n  return 2;\n}\n"  # L6-8
+        "function c() {\n" + "  call();\n" * 8 + "}\n"  # L9-18
+    )
+    analysis = analyze_text(text, "a.js", "javascript")
+    config = ChunkConfig(strategy="lines", line_window=4)
+    chunks = chunk_analysis(analysis, config, repo="t")
+    assert [(c.start_line, c.symbol) for c in chunks][:3] == [(1, "a"), (5, "b"), (9, "c")]
+
+
+def test_a_line_window_inside_a_class_names_the_method_it_holds_most_of():
+    text = (
+        "class K {\n  m1() {\n    one();\n    two();\n  }\n"  # L1-5
+        "  m2() {\n    three();\n  }\n}\n"  # L6-9
+    )
+    analysis = analyze_text(text, "a.js", "javascript")
+    chunks = chunk_analysis(analysis, ChunkConfig(strategy="lines", line_window=4), repo="t")
+    by_start = {c.start_line: c.symbol for c in chunks}
+    assert by_start[5] == "K.m2"

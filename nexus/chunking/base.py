@@ -33,6 +33,8 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     The main unit is the largest unit inside the range at the level of the range
     (a method in a piece of its class; not a closure in a piece of its function);
     a range with none such is a piece of the innermost unit that contains it.
+    A range that cuts a function across one of its ends (a line window, or a
+    closing ``});`` joined to the next statement) is about the unit it holds most of.
     """
     units, enclosing_of = table.units, table.enclosing
     # Units the range overlaps without holding them whole: a piece of a long unit,
@@ -41,6 +43,9 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     around = first - 1
     while around >= 0 and units[around].end_byte <= start:
         around = enclosing_of[around]
+    cut = _most_held(table, around, first, last, start, end)
+    if cut is not None:
+        return cut
     enclosing = units[around] if around >= 0 else None  # the smallest of them
     inside: list[Unit] = []
     for unit in units[first:last]:
@@ -59,6 +64,32 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
 
 def _size(unit: Unit) -> int:
     return unit.end_byte - unit.start_byte
+
+
+def _most_held(
+    table: UnitTable, around: int, first: int, last: int, start: int, end: int
+) -> Unit | None:
+    """When the range cuts a function-like unit across an end of it, the unit with the
+    most bytes in the range (a class around the whole range is the level, not a
+    candidate); otherwise None. ``around`` is the innermost unit open at ``start``."""
+    overlapping = list(table.units[first:last])
+    while around >= 0:  # the units open at the start: the innermost and its ancestors
+        overlapping.append(table.units[around])
+        around = table.enclosing[around]
+
+    def contains(unit: Unit) -> bool:
+        return unit.start_byte <= start and unit.end_byte >= end
+
+    def inside(unit: Unit) -> bool:
+        return unit.start_byte >= start and unit.end_byte <= end
+
+    if not any(u.kind not in TYPE_KINDS and not contains(u) and not inside(u) for u in overlapping):
+        return None
+    candidates = [u for u in overlapping if not (u.kind in TYPE_KINDS and contains(u))]
+    return max(
+        candidates,
+        key=lambda u: (min(end, u.end_byte) - max(start, u.start_byte), _size(u)),
+    )
 
 
 def file_stem(path: str) -> str:
