@@ -205,12 +205,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
         metrics_table,
         render_text,
         save_report,
+        unreachable_summary,
+        unreachable_table,
+        unreachable_targets,
     )
     from nexus.experiments import best, describe, sweep
 
     config = config_from_args(args)
-    repo, analyses = _analyses(args, config)
     queries = load_queries(args.queries)
+    repo, analyses = _analyses(args, config)
+    if unreachable := unreachable_targets(queries, repo.files):
+        print(unreachable_summary(unreachable, len(queries)))
+        print(render_text(unreachable_table(unreachable)))
     embedder = _embedder(args, config)
     if args.sweep:
         grid_max = [int(x) for x in args.sweep_max.split(",")]

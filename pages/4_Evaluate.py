@@ -9,7 +9,16 @@ import plotly.express as px
 import streamlit as st
 
 from nexus.embedding import CachedEmbedder, ModelUnavailableError
-from nexus.evaluation import compare, comparison_table, metrics_table
+from nexus.evaluation import (
+    QuerySetError,
+    compare,
+    comparison_table,
+    metrics_table,
+    parse_queries,
+    unreachable_summary,
+    unreachable_table,
+    unreachable_targets,
+)
 from nexus.experiments import best, sweep
 from nexus.ui import state
 
@@ -35,10 +44,17 @@ if data is None:
         st.stop()
     data = upload.getvalue()
 try:
-    queries = state.parse_queries(data)
-except ValueError as exc:
-    st.error(f"Could not read the query set: {exc}")
+    queries = parse_queries(data)
+except QuerySetError as exc:
+    st.error(f"Could not read the query set: {exc.summary}")
+    if exc.problems:
+        st.code("\n".join(exc.problems), language=None)
     st.stop()
+unreachable = unreachable_targets(queries, repo.files)
+if unreachable:
+    st.warning(unreachable_summary(unreachable, len(queries)))
+    headers, rows = unreachable_table(unreachable)
+    st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
 
 try:
     engine = state.side_by_side(repo, config)

@@ -178,6 +178,44 @@ def test_functions_classifies_its_file_like_scan(
     assert message.split(":")[0].strip("(") in json.dumps(json.loads(scanned)["by_category"])
 
 
+EVAL_REPO = SAMPLES / "express-images"
+
+
+def test_eval_names_each_bad_query_record_by_line_and_position(capsys, tmp_path):
+    good = (EVAL_REPO / "queries.jsonl").read_text().splitlines()[0]
+    record = json.loads(good)
+    bad = [json.dumps({**record, "query": 123}), "[1, 2]", good[:-1], "[" * 100_000]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join([good, *bad]) + "\n")
+    code, out, err = run(capsys, "eval", str(EVAL_REPO), "--queries", str(path))
+    assert code == 2 and not out and "Traceback" not in err
+    assert "4 of 5 records are not query records" in err
+    assert 'line 2: "query" must be a non-empty string, got a number (123)' in err
+    assert "line 3: a record must be a JSON object, not a list" in err
+    assert f"line 4: not valid JSON at character {len(good)} of the record" in err
+    assert "line 5: nested too deeply" in err
+
+
+def test_eval_reports_targets_outside_the_repository(capsys, monkeypatch, tmp_path):
+    from nexus import cli
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    monkeypatch.setattr(cli, "_embedder", lambda args, config: HashingEmbedder())
+    lines = (EVAL_REPO / "queries.jsonl").read_text().splitlines()[:3]
+    for number, file in enumerate(["src/nope.js", "../../etc/passwd"]):
+        record = json.loads(lines[0])
+        record["id"], record["target"]["file"] = f"bad-{number}", file
+        lines.append(json.dumps(record))
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "eval", str(EVAL_REPO), "--queries", str(path))
+    assert code == 0
+    assert "2 of 5 queries name a target in 2 file(s) that no chunk comes from" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if "bad-" in line}
+    assert rows["src/nope.js"][-1] == "bad-0" and rows["../../etc/passwd"][-1] == "bad-1"
+    assert "R@1" in out
+
+
 def test_profiles_toml_is_loadable(capsys, tmp_path):
     from nexus.chunking.profiles import PROFILES, load_profiles
 

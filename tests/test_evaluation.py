@@ -12,6 +12,7 @@ import pytest
 
 from nexus.evaluation import (
     Query,
+    QuerySetError,
     Target,
     compare,
     comparison_table,
@@ -21,15 +22,19 @@ from nexus.evaluation import (
     load_queries,
     margin,
     metrics_table,
+    parse_queries,
     rank_of_target,
     render_markdown,
     render_text,
     target_mask,
+    unreachable_summary,
+    unreachable_table,
+    unreachable_targets,
     write_run,
 )
 from nexus.index import Hit, VectorIndex
 from nexus.search import SideBySide
-from nexus.types import Chunk
+from nexus.types import Category, Chunk, FileInfo
 from tests.helpers import make_chunk
 
 SCORER = Path("/work/shared/eval/score.py")
@@ -245,3 +250,122 @@ def test_evaluate_with_a_lexical_weight_ranks_by_the_query_words_too() -> None:
     assert hybrid.margin == pytest.approx(0.3)
     dense = evaluate([query], index, TableEmbedder()).rows[0].outcome
     assert dense.score == pytest.approx(1.0) and dense.margin == pytest.approx(0.0)
+
+
+# --- query sets: every bad record is a message naming its line ----------------------
+
+GOOD = {
+    "id": "q1",
+    "query": "resize an image",
+    "variant": "doc",
+    "target": {"file": "src/a.js", "start_line": 3, "end_line": 9},
+}
+GOOD_LINE = json.dumps(GOOD)
+
+
+def _with(**changes: object) -> str:
+    record = json.loads(GOOD_LINE)
+    for key, value in changes.items():
+        if key in ("file", "start_line", "end_line"):
+            record["target"][key] = value
+        else:
+            record[key] = value
+    return json.dumps(record)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (_with(query=123), '"query" must be a non-empty string, got a number (123)'),
+        (_with(query=["a", "b"]), '"query" must be a non-empty string, got a list'),
+        (_with(query="  "), '"query" must be a non-empty string, got an empty string'),
+        (_with(variant=["x"]), '"variant" must be a string, got a list'),
+        (_with(id={"a": 1}), '"id" must be a non-empty string, got an object'),
+        (_with(start_line=1e308), '"target.start_line" must be a whole line number'),
+        (_with(start_line=1.5), "got a number (1.5)"),
+        (
+            _with(end_line="20"),
+            '"target.end_line" must be a whole line number (1-based), got a string',
+        ),
+        (_with(start_line=True), "got a boolean (true)"),
+        (_with(start_line=0), '"target.start_line" must be between 1 and 10,000,000, got 0'),
+        (_with(end_line=10**30), "must be between 1 and 10,000,000"),
+        (_with(start_line=9, end_line=3), '"start_line" 9 is after "end_line" 3; swap them'),
+        (_with(file=None), '"file" must be a non-empty string, got missing'),
+        (_with(target=[1]), '"target" must be an object'),
+        (
+            GOOD_LINE.replace('"start_line": 3', '"start_line": Infinity'),
+            "Infinity is not a JSON number",
+        ),
+        (GOOD_LINE.replace('"start_line": 3', '"start_line": NaN'), "NaN is not a JSON number"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('[{"id": "q1"}]', "a record must be a JSON object, not a list"),
+        ('"just a string"', "a record must be a JSON object, not a string"),
+        (GOOD_LINE[:-1], "not valid JSON at character 122 of the record: Expecting ',' delimiter"),
+        ('{"id": "q1" "query": "x"}', "not valid JSON at character 13 of the record"),
+    ],
+)
+def test_a_bad_record_is_named_by_its_line_with_how_to_fix_it(line: str, message: str) -> None:
+    data = f"{GOOD_LINE}\n\n{line}\n{GOOD_LINE}\n".encode()
+    with pytest.raises(QuerySetError) as err:
+        parse_queries(data)
+    assert err.value.summary.startswith("1 of 3 records are not query records")
+    (problem,) = err.value.problems
+    assert problem.startswith("line 3: ")
+    assert message in problem
+    assert problem in str(err.value)
+
+
+def test_every_bad_line_is_counted_and_the_first_ones_listed() -> None:
+    data = "\n".join([GOOD_LINE] + [_with(query=n) for n in range(14)]).encode()
+    with pytest.raises(QuerySetError) as err:
+        parse_queries(data)
+    assert len(err.value.problems) == 14
+    assert err.value.problems[-1].startswith("line 15: ")
+    assert str(err.value).endswith("... and 4 more")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [(b"", "holds no queries"), (b"\n  \n", "holds no queries"), (b"\xff\xfe{}", "not UTF-8")],
+)
+def test_empty_or_undecodable_query_sets(data: bytes, message: str) -> None:
+    with pytest.raises(QuerySetError, match=message):
+        parse_queries(data)
+
+
+def test_records_split_on_newlines_only_and_ids_may_be_numbers() -> None:
+    record = json.loads(_with(query="a\u2028b", id=7))
+    text = "\ufeff" + json.dumps(record, ensure_ascii=False) + "\r\n"
+    (query,) = parse_queries(text.encode())
+    assert query.id == "7" and query.query == "a\u2028b"
+
+
+def test_unreachable_targets_say_which_files_and_how_many() -> None:
+    files = [
+        FileInfo("src/a.js", 100, Category.SOURCE, "javascript", "javascript source"),
+        FileInfo("lib/x.min.js", 100, Category.MINIFIED, "javascript", "minified"),
+    ]
+    lines = [
+        GOOD_LINE,
+        _with(id="q2", file="src/nope.js"),
+        _with(id="q3", file="src/nope.js"),
+        _with(id="q4", file="../../etc/passwd"),
+        _with(id="q5", file="lib/x.min.js"),
+    ]
+    queries = parse_queries("\n".join(lines))
+    found = unreachable_targets(queries, files)
+    assert [(u.query.id, u.why) for u in found] == [
+        ("q2", "not in the repository"),
+        ("q3", "not in the repository"),
+        ("q4", "not in the repository"),
+        ("q5", "not chunked (minified)"),
+    ]
+    assert unreachable_summary(found, len(queries)).startswith(
+        "4 of 5 queries name a target in 3 file(s) that no chunk comes from"
+    )
+    headers, rows = unreachable_table(found)
+    assert headers == ["target file", "why", "queries", "ids"]
+    assert rows[0] == ["src/nope.js", "not in the repository", "2", "q2, q3"]
+    assert [row[0] for row in rows] == ["src/nope.js", "../../etc/passwd", "lib/x.min.js"]
+    assert unreachable_targets(queries[:1], files) == []

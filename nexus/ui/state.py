@@ -9,7 +9,6 @@ the top of each page (Streamlit drops a widget's state when its page is left).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections import OrderedDict
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
 from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
-from nexus.evaluation import Query, Target, query_from_dict
+from nexus.evaluation import Target
 from nexus.extract import regex_functions
 from nexus.fragmentation import UnitFate, unit_fates
 from nexus.pipeline import chunk_analyses
@@ -512,21 +511,6 @@ def unit_targets(repo: Repository) -> dict[str, Target]:
                 kind=unit.kind,
             )
     return targets
-
-
-def parse_queries(data: bytes) -> list[Query]:
-    """Queries from JSONL bytes (the ``queries.jsonl`` format); ValueError names the line."""
-    queries = []
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            queries.append(query_from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"line {number} is not a query record: {exc!r}") from exc
-    if not queries:
-        raise ValueError("the file holds no queries")
-    return queries
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -49,7 +49,58 @@ def test_uploaded_query_set_and_a_bad_one(page) -> None:
     bad = b'{"id": "q1"}\n'
     at.file_uploader(key="queries_upload").set_value(("q.jsonl", bad, "application/json")).run()
     assert not at.exception
-    assert "line 1" in at.error[0].value
+    assert "1 of 1 records are not query records" in at.error[0].value
+    assert at.code[0].value.startswith('line 1: "target" must be an object')
+
+
+def _upload(page, lines: list[str]):
+    at = page("evaluate").run()
+    at.radio(key="query_set").set_value("Upload a JSONL file").run()
+    data = ("\n".join(lines) + "\n").encode()
+    return at.file_uploader(key="queries_upload").set_value(("q.jsonl", data, "text/plain")).run()
+
+
+GOOD = {
+    "id": "q1",
+    "query": "resize the image",
+    "variant": "doc",
+    "target": {"file": "src/services/imageService.js", "start_line": 1, "end_line": 20},
+}
+
+
+def test_each_bad_record_is_listed_not_a_traceback(page) -> None:
+    good = json.dumps(GOOD)
+    bad = [
+        json.dumps({**GOOD, "query": 123}),
+        json.dumps({**GOOD, "query": ["a"]}),
+        json.dumps({**GOOD, "variant": ["x"]}),
+        good.replace('"start_line": 1', '"start_line": 1e308'),
+        good.replace('"start_line": 1', '"start_line": Infinity'),
+        "[" * 100_000 + "]" * 100_000,
+        "[1, 2]",
+        good[:-1],
+    ]
+    at = _upload(page, [good, *bad])
+    assert not at.exception
+    assert "8 of 9 records are not query records" in at.error[0].value
+    problems = at.code[0].value.splitlines()
+    assert [p.split(":")[0] for p in problems] == [f"line {n}" for n in range(2, 10)]
+    assert f"character {len(good)} of the record" in problems[-1]
+
+
+def test_targets_outside_the_repository_are_reported(page) -> None:
+    lines = [json.dumps(GOOD)]
+    for number, file in enumerate(["src/nope.js", "../../etc/passwd", "public/vendor.min.js"]):
+        lines.append(
+            json.dumps({**GOOD, "id": f"bad-{number}", "target": {**GOOD["target"], "file": file}})
+        )
+    at = _upload(page, lines)
+    assert not at.exception
+    assert "3 of 4 queries name a target in 3 file(s)" in at.warning[0].value
+    table = at.dataframe[0].value
+    assert list(table["target file"]) == ["src/nope.js", "../../etc/passwd", "public/vendor.min.js"]
+    assert list(table["why"]) == ["not in the repository"] * 2 + ["not chunked (minified)"]
+    assert len(at.dataframe[-1].value) == 4  # still scored, as misses
 
 
 def test_export_settings_and_chunks(page, tmp_path) -> None:
