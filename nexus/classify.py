@@ -12,8 +12,10 @@ is still reported, with a reason a person can check.
 4. minified   -- ``*.min.*``, or a code file whose lines are far too long
                  (mean > 300 characters over at least 1000, or any line > 1000).
 5. generated  -- a marker (``@generated``, ``DO NOT EDIT``, ``auto-generated``,
-                 ``Code generated``) in the first 10 lines, or a generated path
-                 (``*.d.ts``, ``generated/``, ``__generated__/``, ``*.gen.*``).
+                 ``Code generated``) in the first 10 lines, a generated path
+                 (``generated/``, ``__generated__/``, ``*.gen.*``), or compiler
+                 output ``*.d.ts`` (a same-named .js/.ts beside it, or no listing
+                 of its folder to tell). A hand-written ``.d.ts`` is source.
 6. vendored   -- under ``vendor/``, ``third_party/``, ``bower_components/``, ...
 7. test       -- a code file under ``__tests__/``, ``test/``, ``tests/``, ``e2e/``, ...
                  or named ``*.test.*``, ``*.spec.*``.
@@ -31,11 +33,15 @@ bundle under ``vendor/`` is better described by what it is than where it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import PurePosixPath
 
+from nexus.selection import DEFAULT_SELECTION, FileSelection
 from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo
 
-DEFAULT_MAX_FILE_BYTES = 1_000_000
+# Real hand-written sources reach a few MB (TypeScript's checker.ts: 3 MB); a 5 MB file
+# chunks in seconds (bench/large_file.py). Bundles above this are rarely worth an index.
+DEFAULT_MAX_FILE_BYTES = 8_000_000
 BINARY_SNIFF_BYTES = 8000  # git's FIRST_FEW_BYTES in xdiff-interface.c
 MINIFIED_MEAN_LINE = 300
 MINIFIED_MEAN_MIN_CHARS = 1000  # below this a few long lines are not evidence
@@ -141,7 +147,12 @@ _GENERATED_MARKER_RE = re.compile(
     "|".join(re.escape(m) for m in _GENERATED_MARKERS) + r"|code generated", re.IGNORECASE
 )
 _GENERATED_DIRS = ("generated", "__generated__")
-_DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+#: A declaration file is compiler output when a same-named source lies beside it.
+_DECLARATION_TWINS: dict[str, tuple[str, ...]] = {
+    ".d.ts": (".js", ".jsx", ".ts", ".tsx"),
+    ".d.mts": (".mjs", ".mts"),
+    ".d.cts": (".cjs", ".cts"),
+}
 
 _VENDOR_DIRS = (
     "vendor",
@@ -177,8 +188,8 @@ _DOC_STEMS = _words("readme changelog contributing license licence authors notic
 def detect_language(path: str) -> str | None:
     """The language of a file from its name, or None if Nexus does not know it.
 
-    ``*.d.ts`` is reported as ``typescript`` (it is TypeScript syntax); it is the
-    category, ``generated``, that keeps declaration files out of chunking.
+    ``*.d.ts`` is reported as ``typescript`` (it is TypeScript syntax); compiler
+    output is kept out of chunking by its category, ``generated``.
     """
     name = PurePosixPath(path).name.lower()
     if name in _FILENAMES:
@@ -189,7 +200,13 @@ def detect_language(path: str) -> str | None:
 
 
 def classify(
-    path: str, head: bytes, size: int, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    path: str,
+    head: bytes,
+    size: int,
+    *,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    siblings: Collection[str] | None = None,
+    selection: FileSelection = DEFAULT_SELECTION,
 ) -> FileInfo:
     """Classify one file; see the module docstring for the order of the checks.
 
@@ -200,14 +217,23 @@ def classify(
             statistics are computed on ``head``.
         size: the file's full size in bytes.
         max_file_bytes: files above this are ``too_large``.
+        siblings: names of the files in the same folder (None: unknown), which
+            tell compiler output ``a.d.ts`` beside ``a.js`` from a hand-written one.
+        selection: which chunkable files are chunked (sets ``left_out``).
     """
     language = detect_language(path)
-    category, reason = _decide(path, head, size, language, max_file_bytes)
-    return FileInfo(path=path, size=size, category=category, language=language, reason=reason)
+    category, reason = _decide(path, head, size, language, max_file_bytes, siblings)
+    info = FileInfo(path=path, size=size, category=category, language=language, reason=reason)
+    return selection.apply(info)
 
 
 def _decide(
-    path: str, head: bytes, size: int, language: str | None, max_file_bytes: int
+    path: str,
+    head: bytes,
+    size: int,
+    language: str | None,
+    max_file_bytes: int,
+    siblings: Collection[str] | None,
 ) -> tuple[Category, str]:
     pure = PurePosixPath(path)
     name = pure.name.lower()
@@ -231,7 +257,7 @@ def _decide(
         return Category.MINIFIED, f"name '{pure.name}' marks a minified file"
     if is_code and (why := _minified_by_lines(head)):
         return Category.MINIFIED, why
-    if why := _generated(pure.name, dirs, head):
+    if why := _generated(pure.name, dirs, head, siblings):
         return Category.GENERATED, why
     if vendor := next((d for d in dirs if d in _VENDOR_DIRS), None):
         return Category.VENDORED, f"under vendored directory '{vendor}/'"
@@ -245,6 +271,11 @@ def _decide(
         return Category.DOCS, f"under documentation directory '{doc_dir}/'"
     if is_code:
         empty = " (empty file)" if size == 0 else ""
+        if _declaration_suffix(name):
+            return Category.SOURCE, (
+                "hand-written type declarations (no same-named .js/.ts beside it, "
+                f"no generated header){empty}"
+            )
         if language in CHUNKABLE_LANGUAGES:
             return Category.SOURCE, f"{language} source{empty}"
         return Category.SOURCE, f"{language} source (recognised, not chunked){empty}"
@@ -278,9 +309,28 @@ def _minified_by_lines(head: bytes) -> str | None:
     return None
 
 
-def _generated(name: str, dirs: tuple[str, ...], head: bytes) -> str | None:
-    if name.lower().endswith(_DECLARATION_SUFFIXES):
-        return "type declarations (*.d.ts)"
+def _declaration_suffix(name: str) -> str | None:
+    return next((s for s in _DECLARATION_TWINS if name.lower().endswith(s)), None)
+
+
+def _compiled_declarations(name: str, siblings: Collection[str] | None) -> str | None:
+    """Why a ``*.d.ts`` looks like compiler output, or None if it looks hand-written."""
+    suffix = _declaration_suffix(name)
+    if suffix is None:
+        return None
+    if siblings is None:
+        return f"type declarations (*{suffix}; its folder was not listed)"
+    stem = name.lower()[: -len(suffix)]
+    names = {sibling.lower() for sibling in siblings}
+    twin = next((stem + ext for ext in _DECLARATION_TWINS[suffix] if stem + ext in names), None)
+    return f"type declarations beside '{twin}' (compiler output)" if twin else None
+
+
+def _generated(
+    name: str, dirs: tuple[str, ...], head: bytes, siblings: Collection[str] | None
+) -> str | None:
+    if why := _compiled_declarations(name, siblings):
+        return why
     if gen_dir := next((d for d in dirs if d in _GENERATED_DIRS), None):
         return f"under generated directory '{gen_dir}/'"
     if ".gen." in name.lower() or ".generated." in name.lower():

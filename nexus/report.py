@@ -9,15 +9,19 @@ from pathlib import Path
 from nexus.chunking.analysis import analyze
 from nexus.config import DEFAULT_ENCODING
 from nexus.extract import regex_functions
-from nexus.sources import IngestError, decode_source, read_file
+from nexus.selection import FileSelection
+from nexus.sources import IngestError, IngestSettings, decode_source, read_file
 from nexus.tables import text_table
 from nexus.types import CHUNKABLE_LANGUAGES, Chunk, SourceFile
+
+#: A file named on the command line is read even if it is a test.
+NAMED_FILE = FileSelection(tests=True)
 
 
 def load_single_file(path: Path) -> SourceFile:
     """Read one JS/TS file with the classification and limits of ``scan``, refusing
     what ``chunk`` would not chunk (binary, too large, minified, not JS/TS...)."""
-    info, data = read_file(path)
+    info, data = read_file(path, IngestSettings(selection=NAMED_FILE))
     if data is None or not info.chunkable:
         raise IngestError(
             f"{path} is not chunked ({info.category}: {info.reason}); pass a "

@@ -46,6 +46,7 @@ def summarize(report: ScanReport) -> dict[str, object]:
                 "language": info.language,
                 "size": info.size,
                 "reason": info.reason,
+                "left_out": info.left_out,
             }
             for info in _skipped(files)
         ],
@@ -75,13 +76,18 @@ def render_scan_table(report: ScanReport, *, max_skipped: int | None = None) -> 
         lines += ["", f"Not chunked ({len(skipped):,} files):"]
         lines += text_table(
             ["path", "category", "reason"],
-            [[info.path, str(info.category), info.reason] for info in shown],
+            [[info.path, str(info.category), _why_not(info)] for info in shown],
         )
         if len(shown) < len(skipped):
             lines.append(f"... and {len(skipped) - len(shown):,} more")
     if report.notes:
         lines += ["", "Notes:", *(f"- {note}" for note in report.notes)]
     return "\n".join(lines) + "\n"
+
+
+def _why_not(info: FileInfo) -> str:
+    """The classification's reason, and the selection's when it left the file out."""
+    return f"{info.reason}; {info.left_out}" if info.left_out else info.reason
 
 
 def _language(info: FileInfo) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 import pathspec
 
 from nexus.classify import BINARY_SNIFF_BYTES, DEFAULT_MAX_FILE_BYTES, classify
+from nexus.selection import DEFAULT_SELECTION, FileSelection
 from nexus.types import Category, FileInfo, ScanReport, SourceFile
 
 DEFAULT_IGNORES: tuple[str, ...] = (
@@ -94,6 +95,7 @@ class IngestSettings:
     ignore_patterns: tuple[str, ...] = ()
     default_ignores: tuple[str, ...] = DEFAULT_IGNORES
     allowed_roots: tuple[Path, ...] | None = None
+    selection: FileSelection = DEFAULT_SELECTION  # which chunkable files are chunked
 
     def __post_init__(self) -> None:
         for name in ("max_file_bytes", "max_zip_entries", "max_zip_total_bytes"):
@@ -124,11 +126,60 @@ class IngestSettings:
 
 
 @dataclass(frozen=True)
+class FileRef:
+    """Where one kept file's bytes are: small and picklable, so that a worker
+    process can read and decode the file itself (``load``)."""
+
+    info: FileInfo
+    disk_path: str | None = None  # a directory's file, read when loaded (at most ``cap`` bytes)
+    data: bytes | None = None  # a zip's file, held in memory
+    cap: int = DEFAULT_MAX_FILE_BYTES
+
+    def load(self) -> SourceFile:
+        """The decoded file (IngestError if a file on disk can no longer be read)."""
+        if self.disk_path is None:
+            return decode_source(self.info, self.data or b"")
+        return decode_source(self.info, _read_again(self.info.path, Path(self.disk_path), self.cap))
+
+
+class DiskContents(Mapping[str, bytes]):
+    """A directory's kept files, read from disk on each access: a repository of
+    any size holds only its paths in memory."""
+
+    def __init__(self, paths: dict[str, Path], cap: int) -> None:
+        self._paths = paths
+        self.cap = cap
+
+    def path_of(self, rel: str) -> Path:
+        return self._paths[rel]
+
+    def __getitem__(self, rel: str) -> bytes:
+        return _read_again(rel, self._paths[rel], self.cap)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._paths
+
+
+def _read_again(rel: str, path: Path, cap: int) -> bytes:
+    try:
+        return _read_path(path, cap)
+    except OSError as exc:
+        raise IngestError(f"{rel} could not be read again: {exc.strerror or exc}") from exc
+
+
+@dataclass(frozen=True)
 class Repository:
-    """A repository held in memory: every file seen (sorted by path) and the kept contents.
+    """A repository: every file seen (sorted by path) and the kept contents.
 
     ``contents`` maps paths to raw bytes for every listed file that is neither
-    binary nor too large; treat it as read-only.
+    binary nor too large; treat it as read-only. A zip's contents are held in
+    memory; a directory's are read from disk when asked for (``DiskContents``).
     """
 
     name: str
@@ -147,15 +198,30 @@ class Repository:
         info = self._index.get(path)
         if info is None:
             raise KeyError(f"no file {path!r} in repository {self.name!r}")
+        return self.ref(path).load()
+
+    def ref(self, path: str) -> FileRef:
+        """Where a listed file's bytes are (IngestError if they were not kept)."""
+        info = self._index[path]
         if path not in self.contents:
             raise IngestError(f"{path} was not kept in memory ({info.category}: {info.reason})")
-        return decode_source(info, self.contents[path])
+        if isinstance(self.contents, DiskContents):
+            return FileRef(info, disk_path=str(self.contents.path_of(path)), cap=self.contents.cap)
+        return FileRef(info, data=self.contents[path])
+
+    def chunkable_files(self) -> list[FileInfo]:
+        """The files the selection chunks, in path order."""
+        return [info for info in self.files if info.chunkable]
+
+    def refs(self) -> Iterator[FileRef]:
+        """The chunkable files, in path order, to be read where they are chunked."""
+        for info in self.chunkable_files():
+            yield self.ref(info.path)
 
     def source_files(self) -> Iterator[SourceFile]:
-        """The chunkable files (source and tests in JS/TS), decoded, in path order."""
-        for info in self.files:
-            if info.chunkable:
-                yield self.read(info.path)
+        """The chunkable files (see ``FileInfo.chunkable``), decoded, in path order."""
+        for ref in self.refs():
+            yield ref.load()
 
     def report(self) -> ScanReport:
         return ScanReport(repo=self.name, files=self.files, notes=self.notes)
@@ -207,7 +273,8 @@ def open_repository(
             f"{path} is a symlink loop (it links back to itself); pass the real folder or zip"
         )
     if resolved.is_dir():
-        files, contents, notes = _read_directory(resolved, settings)
+        files, kept, notes = _read_directory(resolved, settings)
+        contents = DiskContents(kept, settings.max_file_bytes)
         return _finish(name or resolved.name or "repository", files, contents, notes)
     if resolved.is_file() and (resolved.suffix.lower() == ".zip" or zipfile.is_zipfile(resolved)):
         return _read_zip(resolved, name, resolved.stem, settings)
@@ -245,7 +312,7 @@ def symlink_loops(path: Path) -> bool:
 
 
 def _finish(
-    name: str, files: list[FileInfo], contents: dict[str, bytes], notes: list[str]
+    name: str, files: list[FileInfo], contents: Mapping[str, bytes], notes: list[str]
 ) -> Repository:
     if not files:
         notes.append("empty repository: no files to scan")
@@ -347,11 +414,15 @@ def _valid_pattern(line: str) -> bool:
 
 def _read_directory(
     root: Path, settings: IngestSettings
-) -> tuple[list[FileInfo], dict[str, bytes], list[str]]:
-    """Walk ``root`` iteratively in sorted order, never following symlinked directories."""
+) -> tuple[list[FileInfo], dict[str, Path], list[str]]:
+    """Walk ``root`` iteratively in sorted order, never following symlinked directories.
+
+    Returns the files, where each kept file lies (contents are read again when
+    needed, not held) and notes.
+    """
     rules = _IgnoreRules(settings)
     files: list[FileInfo] = []
-    contents: dict[str, bytes] = {}
+    kept: dict[str, Path] = {}
     notes: list[str] = []
     pending = [""]
     while pending:
@@ -371,6 +442,7 @@ def _read_directory(
                     continue
                 rules.add_gitignore(rel_dir, raw)
         subdirs: list[str] = []
+        siblings = frozenset(entry.name for entry in entries)
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -379,13 +451,13 @@ def _read_directory(
             if is_dir:
                 subdirs.append(rel)
             elif entry.is_symlink():
-                _add_symlink(root, rel, Path(entry.path), settings, files, contents)
+                _add_symlink(root, rel, Path(entry.path), settings, files, kept, siblings)
             elif entry.is_file(follow_symlinks=False):
-                _add_disk_file(rel, Path(entry.path), settings, files, contents)
+                _add_disk_file(rel, Path(entry.path), settings, files, kept, siblings)
             else:
                 files.append(_skipped(rel, "not a regular file (fifo, socket or device)"))
         pending.extend(reversed(subdirs))
-    return files, contents, notes + rules.summary()
+    return files, kept, notes + rules.summary()
 
 
 def _add_symlink(
@@ -394,7 +466,8 @@ def _add_symlink(
     link: Path,
     settings: IngestSettings,
     files: list[FileInfo],
-    contents: dict[str, bytes],
+    kept: dict[str, Path],
+    siblings: frozenset[str],
 ) -> None:
     target = real_path(link)
     if not target.is_relative_to(root):
@@ -406,7 +479,7 @@ def _add_symlink(
     elif target.is_dir():
         files.append(_skipped(rel, "symlinked directory not followed (avoids cycles)"))
     elif target.is_file():
-        _add_disk_file(rel, target, settings, files, contents)
+        _add_disk_file(rel, target, settings, files, kept, siblings)
     else:
         files.append(_skipped(rel, "symlink to something that is not a regular file"))
 
@@ -430,7 +503,11 @@ def read_file(
         raise IngestError(f"{path} does not exist")
     if not target.is_file():
         raise IngestError(f"{path} is not a regular file")
-    return _read_disk_file(path.name, target, settings)
+    try:  # the folder's other files tell a hand-written .d.ts from compiler output
+        siblings: frozenset[str] | None = frozenset(os.listdir(path.parent))
+    except OSError:
+        siblings = None
+    return _read_disk_file(path.name, target, settings, siblings)
 
 
 def _add_disk_file(
@@ -438,16 +515,17 @@ def _add_disk_file(
     path: Path,
     settings: IngestSettings,
     files: list[FileInfo],
-    contents: dict[str, bytes],
+    kept: dict[str, Path],
+    siblings: frozenset[str],
 ) -> None:
-    info, data = _read_disk_file(rel, path, settings)
+    info, data = _read_disk_file(rel, path, settings, siblings)
     files.append(info)
     if data is not None:
-        contents[rel] = data
+        kept[rel] = path  # read again when needed: nothing is held
 
 
 def _read_disk_file(
-    rel: str, path: Path, settings: IngestSettings
+    rel: str, path: Path, settings: IngestSettings, siblings: frozenset[str] | None = None
 ) -> tuple[FileInfo, bytes | None]:
     limit = settings.max_file_bytes
     try:
@@ -461,7 +539,7 @@ def _read_disk_file(
         size = max(size, len(data))
     elif size <= limit:
         size = len(data)
-    return _classified(rel, data, size, settings)
+    return _classified(rel, data, size, settings, siblings)
 
 
 def _read_path(path: Path, cap: int) -> bytes:
@@ -472,10 +550,17 @@ def _read_path(path: Path, cap: int) -> bytes:
 
 
 def _classified(
-    rel: str, data: bytes, size: int, settings: IngestSettings
+    rel: str, data: bytes, size: int, settings: IngestSettings, siblings: frozenset[str] | None
 ) -> tuple[FileInfo, bytes | None]:
-    """The file's classification, and its bytes if they are kept."""
-    info = classify(rel, data, size, max_file_bytes=settings.max_file_bytes)
+    """The file's classification (with the selection's verdict), and its bytes if kept."""
+    info = classify(
+        rel,
+        data,
+        size,
+        max_file_bytes=settings.max_file_bytes,
+        siblings=siblings,
+        selection=settings.selection,
+    )
     return info, (None if info.category in _NOT_KEPT else data)
 
 
@@ -626,6 +711,11 @@ def _read_zip_entries(
             rules.add_gitignore(directory, _read_entry(archive, info, limit, budget))
     files: list[FileInfo] = []
     contents: dict[str, bytes] = {}
+    folders: dict[str, set[str]] = {}  # folder -> names of its files, for classify's siblings
+    for path in entries:
+        folder, _, file_name = path.rpartition("/")
+        folders.setdefault(folder, set()).add(file_name)
+    siblings_of = {folder: frozenset(names) for folder, names in folders.items()}
     for path in sorted(entries):
         info = entries[path]
         if rules.ignored_with_ancestors(path):
@@ -643,7 +733,8 @@ def _read_zip_entries(
             files.append(_skipped(path, f"unsupported zip compression: {exc}", info.file_size))
             continue
         size = info.file_size if info.file_size > limit else len(data)
-        entry, kept = _classified(path, data, size, settings)
+        siblings = siblings_of[path.rpartition("/")[0]]
+        entry, kept = _classified(path, data, size, settings, siblings)
         files.append(entry)
         if kept is not None:
             contents[path] = kept

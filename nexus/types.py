@@ -34,8 +34,11 @@ class Category(StrEnum):
 #: Languages Nexus parses and chunks; other recognised languages are only reported.
 CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 
-#: Categories whose files are chunked (when their language is chunkable).
-CHUNKED_CATEGORIES = frozenset({Category.SOURCE, Category.TEST})
+#: Categories whose files may be chunked (when their language is chunkable); the file
+#: selection (``nexus.selection``) decides which are: by default only ``source``.
+SELECTABLE_CATEGORIES = frozenset(
+    {Category.SOURCE, Category.TEST, Category.GENERATED, Category.VENDORED, Category.MINIFIED}
+)
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,16 @@ class FileInfo:
     category: Category
     language: str | None  # "javascript", "typescript", "tsx", "json", "markdown", ... or None
     reason: str  # human-readable: why this category
+    left_out: str = ""  # why the file selection leaves it out ("" = it does not)
 
     @property
     def chunkable(self) -> bool:
-        return self.category in CHUNKED_CATEGORIES and self.language in CHUNKABLE_LANGUAGES
+        """Chunked: a chunkable language, a selectable category, not left out."""
+        return (
+            not self.left_out
+            and self.category in SELECTABLE_CATEGORIES
+            and self.language in CHUNKABLE_LANGUAGES
+        )
 
 
 @dataclass(frozen=True)

@@ -40,3 +40,38 @@ def make_chunk(
         context=f"// {file}",
     )
     return Chunk(**{**values, **fields})
+
+
+def large_typescript(n_bytes: int) -> str:
+    """A realistic TypeScript file of at least ``n_bytes``: documented functions and
+    classes, as in a large hand-written module (for the large-file test and bench)."""
+    blocks: list[str] = []
+    size = 0
+    while size < n_bytes:
+        i = len(blocks)
+        block = f"""
+/** Compute value {i}: a sum scaled by the options. */
+export function compute{i}(input: number, options: {{ scale?: number }} = {{}}): number {{
+  const scale = options.scale ?? {i % 7 + 1};
+  let total = 0;
+  for (let k = 0; k < input; k++) {{
+    total += (k * scale) % {i % 13 + 3};
+  }}
+  return total + {i};
+}}
+
+export class Service{i} {{
+  private cache = new Map<string, number>();
+
+  get(key: string): number | undefined {{
+    return this.cache.get(key);
+  }}
+
+  set(key: string, value: number): void {{
+    this.cache.set(key, compute{i}(value));
+  }}
+}}
+"""
+        blocks.append(block)
+        size += len(block)
+    return "".join(blocks)

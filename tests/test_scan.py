@@ -68,6 +68,7 @@ def test_summarize_counts() -> None:
         "language": None,
         "size": 5_000,
         "reason": "NUL byte at offset 12 (git's binary rule)",
+        "left_out": "",
     }
     assert summary["notes"] == ["2 files and 1 directories ignored"]
 

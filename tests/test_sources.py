@@ -148,12 +148,9 @@ def test_directory_lists_every_file_sorted_with_categories(tmp_path: Path) -> No
         "src/b.ts": Category.SOURCE,
         "src/empty.js": Category.SOURCE,
     }
-    assert [s.info.path for s in repo.source_files()] == [
-        "src/a.js",
-        "src/a.test.js",
-        "src/b.ts",
-        "src/empty.js",
-    ]
+    # tests are listed but left out of chunking by default
+    assert [s.info.path for s in repo.source_files()] == ["src/a.js", "src/b.ts", "src/empty.js"]
+    assert "--with-tests" in by_path(repo)["src/a.test.js"].left_out
     assert repo.read("src/empty.js").text == ""
     assert repo.read("README.md").text == "# Demo\n"
     report = repo.report()
