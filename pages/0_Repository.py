@@ -97,7 +97,7 @@ skipped = report["skipped"]
 st.markdown(f"**Not chunked ({len(skipped)} files)** and why")
 if skipped:
     st.dataframe(
-        pd.DataFrame(skipped)[["path", "category", "language", "reason", "size"]],
+        pd.DataFrame(skipped)[["path", "category", "language", "reason", "left_out", "size"]],
         hide_index=True,
     )
 else:
