@@ -161,7 +161,7 @@ def _unreadable(path: Path, monkeypatch) -> None:
     [
         ("locked.js", b"function f() {}\n", "(unsupported: could not read: Permission denied)"),
         ("noise.js", random.Random(7).randbytes(4000), "(binary: NUL"),
-        ("bundle.js", b"var a=function(b){return b+1};" * 40_000, "(too_large: 1,200,000 bytes"),
+        ("bundle.js", b"var a=function(b){return b+1};" * 280_000, "(too_large: 8,400,000 bytes"),
     ],
 )
 def test_functions_classifies_its_file_like_scan(
