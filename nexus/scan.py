@@ -46,7 +46,7 @@ def summarize(report: ScanReport) -> dict[str, object]:
                 "language": info.language,
                 "size": info.size,
                 "reason": info.reason,
-                "left_out": info.left_out,
+                "left_out": info.left_out or "",
             }
             for info in _skipped(files)
         ],

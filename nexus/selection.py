@@ -84,8 +84,7 @@ class FileSelection:
 
     def apply(self, info: FileInfo) -> FileInfo:
         """``info`` with ``left_out`` set by this selection."""
-        reason = self.left_out(info)
-        return info if reason == info.left_out else replace(info, left_out=reason)
+        return replace(info, left_out=self.left_out(info))
 
     def with_(self, **changes: object) -> FileSelection:
         """A copy with some settings changed (validated again)."""

@@ -50,16 +50,18 @@ class FileInfo:
     category: Category
     language: str | None  # "javascript", "typescript", "tsx", "json", "markdown", ... or None
     reason: str  # human-readable: why this category
-    left_out: str = ""  # why the file selection leaves it out ("" = it does not)
+    # Why the file selection leaves it out ("" = it does not; None = no selection was
+    # applied, so the default holds: only source files are chunked).
+    left_out: str | None = None
 
     @property
     def chunkable(self) -> bool:
-        """Chunked: a chunkable language, a selectable category, not left out."""
-        return (
-            not self.left_out
-            and self.category in SELECTABLE_CATEGORIES
-            and self.language in CHUNKABLE_LANGUAGES
-        )
+        """Chunked: a chunkable language and a category the selection keeps."""
+        if self.language not in CHUNKABLE_LANGUAGES:
+            return False
+        if self.left_out is None:
+            return self.category is Category.SOURCE
+        return not self.left_out and self.category in SELECTABLE_CATEGORIES
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ FILES = (
     FileInfo("src/a.js", 100, C.SOURCE, "javascript", "javascript source"),
     FileInfo("src/b.ts", 2_000, C.SOURCE, "typescript", "typescript source"),
     FileInfo("src/c.ts", 300, C.SOURCE, "typescript", "typescript source"),
-    FileInfo("src/a.test.ts", 50, C.TEST, "typescript", "matches test pattern '*.test.*'"),
+    # chunked: as with --with-tests (left_out="" says a selection kept it)
+    FileInfo("src/a.test.ts", 50, C.TEST, "typescript", "matches test pattern '*.test.*'", ""),
     FileInfo("tools/x.py", 10, C.SOURCE, "python", "python source (recognised, not chunked)"),
     FileInfo("package.json", 20, C.CONFIG, "json", "'package.json' is a configuration file"),
     FileInfo("logo.png", 5_000, C.BINARY, None, "NUL byte at offset 12 (git's binary rule)"),
