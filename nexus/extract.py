@@ -11,30 +11,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import tree_sitter
 
-from nexus.languages import LANGUAGES, TYPE_UNIT_KINDS, LanguageSpec, unit_nodes
+from nexus.languages import LANGUAGES, LanguageSpec, unit_nodes
 from nexus.types import Unit
 
 ANONYMOUS = "<anonymous>"
 
-# Nodes that wrap a unit's definition and belong to its span (``export``, ``const x =``,
-# ``a.b = ...;``): climbed from the function value up to the statement.
-_BINDING_WRAPPERS = {
-    "variable_declarator",
-    "lexical_declaration",
-    "variable_declaration",
-    "assignment_expression",
-    "expression_statement",
-    "export_statement",
-}
-
 
 def span_kinds(spec: LanguageSpec) -> frozenset[str]:
     """Node kinds a unit's span can have: its definition or a wrapper around it."""
-    return spec.unit_kinds | spec.field_kinds | _BINDING_WRAPPERS | {"pair"}
+    return spec.unit_kinds | frozenset(spec.wrappers) | frozenset(spec.bindings)
 
 
 def _text(node: tree_sitter.Node | None) -> str:
@@ -43,25 +32,22 @@ def _text(node: tree_sitter.Node | None) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
-def _statement_span(node: tree_sitter.Node) -> tree_sitter.Node:
-    """Climb from a definition to the statement that holds it (keeping ``export``)."""
+def _statement_span(node: tree_sitter.Node, spec: LanguageSpec) -> tree_sitter.Node:
+    """Climb from a definition to the statement that holds it (keeping ``export`` and
+    decorators)."""
     current, parent = node, node.parent  # .parent walks down from the root: ask once
-    while parent is not None and parent.type in _BINDING_WRAPPERS:
-        # A declaration with several declarators is not one unit's span.
-        declares = parent.type in ("lexical_declaration", "variable_declaration")
-        if declares and len(_declarators(parent)) > 1:
+    while parent is not None and parent.type in spec.wrappers:
+        # A declaration of several names (``const a = 1, b = () => 2``) is not one
+        # unit's span.
+        if sum(1 for child in parent.named_children if child.type == current.type) > 1:
             break
         current, parent = parent, parent.parent
     return current
 
 
-def _declarators(declaration: tree_sitter.Node) -> list[tree_sitter.Node]:
-    return [child for child in declaration.named_children if child.type == "variable_declarator"]
-
-
-def _method_kind(name_node: tree_sitter.Node | None, name: str) -> str:
+def _method_kind(name_node: tree_sitter.Node | None, name: str, spec: LanguageSpec) -> str:
     """``get`` and ``set`` come right before a method's name."""
-    if name == "constructor":
+    if name in spec.constructor_names:
         return "constructor"
     keyword = name_node.prev_sibling if name_node is not None else None
     if keyword is not None and keyword.type in ("get", "set"):
@@ -69,21 +55,24 @@ def _method_kind(name_node: tree_sitter.Node | None, name: str) -> str:
     return "method"
 
 
-def _function_value_name(node: tree_sitter.Node) -> tuple[str, str, tree_sitter.Node] | None:
+def _function_value_name(
+    node: tree_sitter.Node, spec: LanguageSpec
+) -> tuple[str, str, tree_sitter.Node] | None:
     """(name, kind, span node) for a function value bound to a name, else None."""
-    kind = "arrow" if node.type == "arrow_function" else "function_expression"
+    kind = spec.value_kinds.get(node.type, "function_expression")
     parent = node.parent
     if parent is None:
         return None
-    if parent.type == "variable_declarator" and parent.child_by_field_name("value") == node:
-        return _text(parent.child_by_field_name("name")), kind, _statement_span(parent)
-    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
-        return _text(parent.child_by_field_name("left")), kind, _statement_span(parent)
-    if parent.type == "pair" and parent.child_by_field_name("value") == node:
-        return _text(parent.child_by_field_name("key")), kind, parent
-    if parent.type in ("field_definition", "public_field_definition"):
-        name_node = parent.child_by_field_name("name") or parent.child_by_field_name("property")
-        return _text(name_node), kind, parent
+    binding = spec.bindings.get(parent.type)
+    if binding is not None:
+        name_field, value_field = binding
+        if parent.child_by_field_name(value_field) == node:
+            return (
+                _text(parent.child_by_field_name(name_field)),
+                kind,
+                _statement_span(parent, spec),
+            )
+        return None
     if parent.type == "arguments" and parent.parent is not None:
         call = parent.parent
         holder = call.parent
@@ -94,22 +83,35 @@ def _function_value_name(node: tree_sitter.Node) -> tuple[str, str, tree_sitter.
             and holder.child_by_field_name("value") == call
         ):
             name = _text(holder.child_by_field_name("name"))
-            return name, "wrapped_function", _statement_span(holder)
+            return name, "wrapped_function", _statement_span(holder, spec)
     if parent.type == "export_statement":  # export default function () {}
         own = node.child_by_field_name("name")
         return (_text(own) or "default"), kind, parent
     return None
 
 
-def _is_exported(span: tree_sitter.Node, name: str, top_level: bool) -> bool:
-    """``export ...``, a definition assigned to ``module.exports``/``exports.x``, or a
+def _is_exported(
+    span: tree_sitter.Node,
+    name: str,
+    enclosing: Unit | None,
+    spec: LanguageSpec,
+    declared: frozenset[str] | None,
+) -> bool:
+    """Whether the unit is part of its module's interface, by the language's rule.
+
+    Python: module-level, public, and in ``__all__`` when the module has one. JS/TS:
+    ``export ...``, a definition assigned to ``module.exports``/``exports.x``, or a
     top-level name the file exports later (``module.exports.x = x``, ``exports.x = x``,
     ``module.exports = { x }``)."""
+    if spec.export_rule == "public_name":
+        if enclosing is not None or name.startswith("_"):
+            return False
+        return declared is None or name in declared
     if span.type == "export_statement":
         return True
     if name.startswith(("module.exports", "exports.")):
         return True
-    return top_level and name in _commonjs_exports(_root(span))
+    return enclosing is None and name in _commonjs_exports(_root(span))
 
 
 def _root(node: tree_sitter.Node) -> tree_sitter.Node:
@@ -161,69 +163,69 @@ def _classify(
     """(name, kind, span node) when ``node`` defines a unit."""
     kind_of = node.type
     if kind_of in spec.function_kinds:
-        return _text(node.child_by_field_name("name")), "function", _statement_span(node)
+        return _text(node.child_by_field_name("name")), "function", _statement_span(node, spec)
     if kind_of in spec.class_kinds:
         name = _text(node.child_by_field_name("name"))
         if kind_of == "class" and not name:
-            bound = _function_value_name(node)
+            bound = _function_value_name(node, spec)
             if bound is None:
                 return None
             name = bound[0]
             return name, "class", bound[2]
-        return name, "class", _statement_span(node)
+        return name, "class", _statement_span(node, spec)
     if kind_of in spec.type_kinds:
-        return (
-            _text(node.child_by_field_name("name")),
-            TYPE_UNIT_KINDS[kind_of],
-            _statement_span(node),
-        )
+        name = _text(node.child_by_field_name("name"))
+        return name, spec.type_kinds[kind_of], _statement_span(node, spec)
     if kind_of in spec.method_kinds:
         name_node = node.child_by_field_name("name")
         name = _text(name_node)
-        return name, _method_kind(name_node, name), node
+        return name, _method_kind(name_node, name, spec), node
     if kind_of in spec.function_value_kinds:
-        return _function_value_name(node)
+        return _function_value_name(node, spec)
     return None
 
 
 def definition_below(node: tree_sitter.Node, spec: LanguageSpec) -> tree_sitter.Node | None:
     """The function, class or type node that a statement defines, looking down through
-    the wrappers ``_statement_span`` climbs (``export``, ``const x =``, ``a.b =``)."""
+    the wrappers ``_statement_span`` climbs (``export``, ``const x =``, decorators)."""
     current: tree_sitter.Node | None = node
     while current is not None:
         kind = current.type
         if kind in spec.unit_kinds:
             return current
-        if kind == "export_statement":
-            current = current.child_by_field_name("declaration") or current.child_by_field_name(
-                "value"
-            )
-        elif kind in ("lexical_declaration", "variable_declaration"):
-            declarators = _declarators(current)
-            current = declarators[0] if len(declarators) == 1 else None
-        elif kind == "variable_declarator":
-            current = current.child_by_field_name("value")
-            if current is not None and current.type == "call_expression":  # memo(() => ...)
-                arguments = current.child_by_field_name("arguments")
-                values = [] if arguments is None else arguments.named_children
-                current = next((v for v in values if v.type in spec.function_value_kinds), None)
-        elif kind == "assignment_expression":
-            current = current.child_by_field_name("right")
-        elif kind == "expression_statement":
-            current = current.named_child(0) if current.named_child_count else None
-        elif kind == "pair" or kind in spec.field_kinds:
-            current = current.child_by_field_name("value")
-        else:
+        fields = spec.wrappers.get(kind)
+        if fields is None:
             return None
+        if fields:
+            below = None
+            for name in fields:
+                below = current.child_by_field_name(name)
+                if below is not None:
+                    break
+        else:
+            named = [c for c in current.named_children if c.type not in spec.comment_kinds]
+            below = named[0] if len(named) == 1 else None
+        if kind == "variable_declarator" and below is not None and below.type == "call_expression":
+            # memo(() => ...): the function value passed to the call
+            arguments = below.child_by_field_name("arguments")
+            values = [] if arguments is None else arguments.named_children
+            below = next((v for v in values if v.type in spec.function_value_kinds), None)
+        current = below
     return None
 
 
-def unit_at(node: tree_sitter.Node, language: str, enclosing: Unit | None) -> Unit | None:
+def unit_at(
+    node: tree_sitter.Node,
+    language: str,
+    enclosing: Unit | None,
+    declared: frozenset[str] | None = None,
+) -> Unit | None:
     """The unit whose span is ``node`` (``enclosing`` is the unit around it), or None.
 
     The chunker asks this of the few nodes it visits, top-down, instead of
     extracting every unit of the file: the same answer as ``extract_units`` for
-    these nodes (a test checks every node of the sample repos).
+    these nodes (a test checks every node of the sample repos). ``declared``: the
+    module's declared exports (Python ``__all__``), see ``declared_exports``.
     """
     spec = LANGUAGES[language]
     definition = definition_below(node, spec)
@@ -235,7 +237,11 @@ def unit_at(node: tree_sitter.Node, language: str, enclosing: Unit | None) -> Un
     name, kind, span = classified
     if span.start_byte != node.start_byte or span.end_byte != node.end_byte:
         return None
-    return _unit(definition, name or ANONYMOUS, kind, span, enclosing, spec)
+    return _unit(definition, name or ANONYMOUS, kind, span, enclosing, spec, declared)
+
+
+#: Unit kinds whose direct functions are methods, where the grammar does not say.
+_METHOD_OWNERS = frozenset({"class"})
 
 
 def _unit(
@@ -245,10 +251,18 @@ def _unit(
     span: tree_sitter.Node,
     enclosing: Unit | None,
     spec: LanguageSpec,
+    declared: frozenset[str] | None,
 ) -> Unit:
     """A ``Unit`` record for a classified definition inside ``enclosing``."""
     owner = _member_owner(node, spec) or (enclosing.qualname if enclosing else None)
     qualname = f"{owner}.{name}" if owner and "." not in name else name
+    if (
+        kind == "function"
+        and spec.methods_in_classes
+        and enclosing is not None
+        and enclosing.kind in _METHOD_OWNERS
+    ):
+        kind = _method_kind(None, name, spec)
     return Unit(
         name=name.rsplit(".", 1)[-1],
         qualname=qualname,
@@ -258,7 +272,7 @@ def _unit(
         start_byte=span.start_byte,
         end_byte=span.end_byte,
         parent=enclosing.qualname if enclosing else None,
-        exported=_is_exported(span, name, enclosing is None),
+        exported=_is_exported(span, name, enclosing, spec, declared),
     )
 
 
@@ -274,6 +288,7 @@ def extract_units(
     statement (``export``, ``const x =`` included), never its doc comment.
     """
     spec = LANGUAGES[language]
+    declared = declared_exports(tree, language)
     found: list[tuple[tree_sitter.Node, str, str, tree_sitter.Node]] = []
     seen_spans: set[tuple[int, int]] = set()
     for node in unit_nodes(tree, language):
@@ -293,7 +308,8 @@ def extract_units(
     for node, name, kind, span in found:
         while open_units and open_units[-1].end_byte < span.end_byte:
             open_units.pop()
-        unit = _unit(node, name, kind, span, open_units[-1] if open_units else None, spec)
+        enclosing = open_units[-1] if open_units else None
+        unit = _unit(node, name, kind, span, enclosing, spec, declared)
         units.append(unit)
         open_units.append(unit)
     return units
@@ -314,9 +330,40 @@ def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
     return None
 
 
-def imported_identifiers(tree: tree_sitter.Tree) -> Iterator[tree_sitter.Node]:
-    """The identifiers bound by top-level ``import`` statements and ``require()``
-    declarations (``import {a as b}``: ``b``; ``const {x} = require(...)``: ``x``)."""
+def declared_exports(tree: tree_sitter.Tree, language: str) -> frozenset[str] | None:
+    """The names a Python module lists in ``__all__ = [...]`` (or a tuple), else None:
+    then every public module-level name is exported."""
+    if LANGUAGES[language].export_rule != "public_name":
+        return None
+    declared = None
+    for statement in tree.root_node.named_children:
+        assignment = statement.named_child(0) if statement.type == "expression_statement" else None
+        if assignment is None or assignment.type not in ("assignment", "augmented_assignment"):
+            continue
+        if _text(assignment.child_by_field_name("left")) != "__all__":
+            continue
+        value = assignment.child_by_field_name("right")
+        names = [
+            _text(part).strip("\"'")
+            for part in (value.named_children if value is not None else [])
+            if part.type == "string"
+        ]
+        keep = declared if assignment.type == "augmented_assignment" and declared else frozenset()
+        declared = keep | frozenset(names)
+    return declared
+
+
+def imported_identifiers(tree: tree_sitter.Tree, language: str) -> Iterator[tree_sitter.Node]:
+    """The identifiers bound by top-level imports.
+
+    JS/TS: ``import`` statements and ``require()`` declarations (``import {a as b}``:
+    ``b``; ``const {x} = require(...)``: ``x``). Python: ``import a.b`` binds ``a``,
+    ``import a as b`` and ``from m import a as b`` bind ``b``, ``from m import a``
+    binds ``a``.
+    """
+    if language == "python":
+        yield from _python_imports(tree)
+        return
     for statement in tree.root_node.named_children:
         kind = statement.type
         if kind == "import_statement":
@@ -331,6 +378,25 @@ def imported_identifiers(tree: tree_sitter.Tree) -> Iterator[tree_sitter.Node]:
                 for node in _walk(declarator.child_by_field_name("name")):
                     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
                         yield node
+
+
+def _python_imports(tree: tree_sitter.Tree) -> Iterator[tree_sitter.Node]:
+    for statement in tree.root_node.named_children:
+        if statement.type not in ("import_statement", "import_from_statement"):
+            continue
+        for index, child in enumerate(statement.children):
+            if statement.field_name_for_child(index) != "name":
+                continue
+            if child.type == "aliased_import":
+                alias = child.child_by_field_name("alias")
+                if alias is not None:
+                    yield alias
+            elif child.named_children:  # dotted_name: `import a.b` binds `a`
+                yield child.named_children[0]
+
+
+def _declarators(declaration: tree_sitter.Node) -> list[tree_sitter.Node]:
+    return [child for child in declaration.named_children if child.type == "variable_declarator"]
 
 
 def _imported_locals(statement: tree_sitter.Node) -> list[tree_sitter.Node]:
@@ -363,7 +429,9 @@ def _walk(node: tree_sitter.Node | None):
         stack.extend(reversed(current.children))
 
 
-_REGEX_FUNCTION = re.compile(r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(", re.MULTILINE)
+@cache
+def _regex(language: str) -> re.Pattern[str]:
+    return re.compile(LANGUAGES[language].regex, re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -375,27 +443,54 @@ class RegexMatch:
     end_line: int
 
 
-def regex_functions(text: str) -> list[RegexMatch]:
-    """The regex baseline: top-of-line ``function`` declarations, closed by brace counting.
+def regex_functions(text: str, language: str) -> list[RegexMatch]:
+    """The regex baseline: top-of-line function definitions (``LanguageSpec.regex``),
+    closed by brace counting, or for Python by the first line indented no deeper.
 
-    It sees no arrows, methods or assignments, and brace counting is fooled by
-    braces in strings, which is the point of showing it.
+    It sees no arrows, methods or assignments in JS, and brace counting is fooled
+    by braces in strings (indentation by a multi-line signature), which is the
+    point of showing it.
     """
     matches = []
-    for match in _REGEX_FUNCTION.finditer(text):
-        depth = 0
-        opened = False
-        end = len(text)
-        for index in range(match.end(), len(text)):
-            char = text[index]
-            if char == "{":
-                depth += 1
-                opened = True
-            elif char == "}":
-                depth -= 1
-                if opened and depth == 0:
-                    end = index
-                    break
+    by_indent = LANGUAGES[language].regex_blocks == "indent"
+    lines = text.split("\n") if by_indent else []
+    for match in _regex(language).finditer(text):
         start_line = text.count("\n", 0, match.start()) + 1
-        matches.append(RegexMatch(match.group(1), start_line, text.count("\n", 0, end) + 1))
+        if by_indent:
+            end_line = _indented_end(lines, start_line)
+        else:
+            end_line = text.count("\n", 0, _brace_end(text, match.end())) + 1
+        matches.append(RegexMatch(match.group(1), start_line, end_line))
     return matches
+
+
+def _brace_end(text: str, start: int) -> int:
+    depth = 0
+    opened = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if char == "{":
+            depth += 1
+            opened = True
+        elif char == "}":
+            depth -= 1
+            if opened and depth == 0:
+                return index
+    return len(text)
+
+
+def _indented_end(lines: list[str], start_line: int) -> int:
+    """The last non-blank line before the next one indented no deeper than the
+    ``def`` line (comments aside), 1-based."""
+    header = lines[start_line - 1]
+    indent = len(header) - len(header.lstrip(" \t"))
+    last = start_line
+    for number in range(start_line + 1, len(lines) + 1):
+        line = lines[number - 1]
+        stripped = line.lstrip(" \t")
+        if not stripped.strip():
+            continue
+        if len(line) - len(stripped) <= indent and not stripped.startswith("#"):
+            break
+        last = number
+    return last

@@ -6,32 +6,65 @@ chunker. Grammars come from the PyPI wheels; nothing is downloaded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 import tree_sitter
 
+#: The ``module`` attribute of each grammar's PyPI package and the function that
+#: returns its grammar (all pinned in pyproject.toml).
+Grammar = tuple[str, str]
+
 
 @dataclass(frozen=True)
 class LanguageSpec:
-    """Node kinds of one grammar, grouped by the role they play for chunking."""
+    """Node kinds of one grammar, grouped by the role they play for chunking.
+
+    Everything ``extract.py`` and the chunker know about a language is here, so a
+    new language is a new entry in ``LANGUAGES`` (and its table-driven tests).
+    """
 
     name: str
     extensions: tuple[str, ...]
+    grammar: Grammar  # (PyPI module, function returning the grammar)
+    lexer: str  # Pygments lexer name, for the dashboard
     function_kinds: frozenset[str]  # declarations that define a named function
-    function_value_kinds: frozenset[str]  # function values (arrow, function expression)
+    function_value_kinds: frozenset[str]  # function values (arrow, lambda)
     class_kinds: frozenset[str]
-    type_kinds: frozenset[str]  # interface, type alias, enum: kind name by node kind
     method_kinds: frozenset[str]
-    field_kinds: frozenset[str]  # class fields that may hold a function value
     import_kinds: frozenset[str]
-    export_kinds: frozenset[str]
     comment_kinds: frozenset[str]
-    decorator_kinds: frozenset[str]
-    jsx_kinds: frozenset[str]
+    decorator_kinds: frozenset[str]  # ride with the definition they precede
+    # Unit kind of each type-like node kind (interface, type alias, enum, struct...).
+    type_kinds: Mapping[str, str] = field(default_factory=dict)
+    # Nodes around a definition that belong to its span (``export``, ``const x =``,
+    # ``@decorator``), with the fields that lead down to the definition; ``()`` for
+    # "its only named child".
+    wrappers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Where a function value gets its name: parent kind -> (name field, value field).
+    bindings: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # Unit kind of each function-value node kind (default ``function_expression``).
+    value_kinds: Mapping[str, str] = field(default_factory=dict)
+    export_kinds: frozenset[str] = frozenset()  # ``export ...`` statements
+    jsx_kinds: frozenset[str] = frozenset()
     # Overload signatures (``function f(a: string): void``): they ride with the
     # implementation of the same name that follows them, like its doc comment.
     signature_kinds: frozenset[str] = frozenset()
+    # A function directly inside a class is its method (Python ``def`` in ``class``).
+    methods_in_classes: bool = False
+    constructor_names: frozenset[str] = frozenset()
+    # How a definition is exported: "statement" (``export``), "public_name"
+    # (module-level, no leading ``_``, listed in ``__all__`` if there is one).
+    export_rule: str = "statement"
+    # Text that opens what follows it: a small chunk ending or starting with it joins
+    # the chunk after it (``class A {``, ``def f():`` , a comment, an import).
+    opener_tails: tuple[bytes, ...] = ()
+    opener_heads: tuple[bytes, ...] = ()
+    # The regex baseline of ``nexus functions`` and how it finds a block's end.
+    regex: str = ""
+    regex_blocks: str = "braces"  # or "indent"
 
     @cached_property
     def unit_kinds(self) -> frozenset[str]:
@@ -40,10 +73,22 @@ class LanguageSpec:
             self.function_kinds
             | self.function_value_kinds
             | self.class_kinds
-            | self.type_kinds
+            | frozenset(self.type_kinds)
             | self.method_kinds
         )
 
+
+_JS_WRAPPERS = {
+    "export_statement": ("declaration", "value"),
+    "lexical_declaration": (),
+    "variable_declaration": (),
+    "variable_declarator": ("value",),
+    "assignment_expression": ("right",),
+    "expression_statement": (),
+    "pair": ("value",),
+    "field_definition": ("value",),
+    "public_field_definition": ("value",),
+}
 
 _JS_COMMON = dict(
     function_kinds=frozenset({"function_declaration", "generator_function_declaration"}),
@@ -52,51 +97,90 @@ _JS_COMMON = dict(
     ),
     class_kinds=frozenset({"class_declaration", "abstract_class_declaration", "class"}),
     method_kinds=frozenset({"method_definition"}),
-    field_kinds=frozenset({"field_definition", "public_field_definition"}),
     import_kinds=frozenset({"import_statement"}),
     export_kinds=frozenset({"export_statement"}),
     comment_kinds=frozenset({"comment"}),
     decorator_kinds=frozenset({"decorator"}),
+    wrappers=_JS_WRAPPERS,
+    bindings={
+        "variable_declarator": ("name", "value"),
+        "assignment_expression": ("left", "right"),
+        "pair": ("key", "value"),
+        "field_definition": ("property", "value"),
+        "public_field_definition": ("name", "value"),
+    },
+    value_kinds={"arrow_function": "arrow"},
+    constructor_names=frozenset({"constructor"}),
+    opener_tails=(b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">"),
+    opener_heads=(b"//", b"/*", b"@", b"import"),
+    regex=r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(",
 )
 
-_TS_TYPES = frozenset(
-    {"interface_declaration", "type_alias_declaration", "enum_declaration", "internal_module"}
-)
+_TS_TYPES = {
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+    "internal_module": "namespace",
+}
 
 _TS_SIGNATURES = frozenset({"function_signature", "method_signature"})
+_JSX = frozenset({"jsx_element", "jsx_self_closing_element", "jsx_fragment"})
 
 LANGUAGES: dict[str, LanguageSpec] = {
     "javascript": LanguageSpec(
         name="javascript",
         extensions=(".js", ".mjs", ".cjs", ".jsx"),
-        type_kinds=frozenset(),
-        jsx_kinds=frozenset({"jsx_element", "jsx_self_closing_element", "jsx_fragment"}),
+        grammar=("tree_sitter_javascript", "language"),
+        lexer="javascript",
+        jsx_kinds=_JSX,
         **_JS_COMMON,
     ),
     "typescript": LanguageSpec(
         name="typescript",
         extensions=(".ts", ".mts", ".cts"),
+        grammar=("tree_sitter_typescript", "language_typescript"),
+        lexer="typescript",
         type_kinds=_TS_TYPES,
-        jsx_kinds=frozenset(),
         signature_kinds=_TS_SIGNATURES,
         **_JS_COMMON,
     ),
     "tsx": LanguageSpec(
         name="tsx",
         extensions=(".tsx",),
+        grammar=("tree_sitter_typescript", "language_tsx"),
+        lexer="tsx",
         type_kinds=_TS_TYPES,
-        jsx_kinds=frozenset({"jsx_element", "jsx_self_closing_element", "jsx_fragment"}),
+        jsx_kinds=_JSX,
         signature_kinds=_TS_SIGNATURES,
         **_JS_COMMON,
     ),
-}
-
-#: Unit kind reported for each type-like node kind.
-TYPE_UNIT_KINDS = {
-    "interface_declaration": "interface",
-    "type_alias_declaration": "type",
-    "enum_declaration": "enum",
-    "internal_module": "namespace",
+    "python": LanguageSpec(
+        name="python",
+        extensions=(".py", ".pyi"),
+        grammar=("tree_sitter_python", "language"),
+        lexer="python",
+        function_kinds=frozenset({"function_definition"}),
+        function_value_kinds=frozenset({"lambda"}),
+        class_kinds=frozenset({"class_definition"}),
+        method_kinds=frozenset(),
+        import_kinds=frozenset({"import_statement", "import_from_statement"}),
+        comment_kinds=frozenset({"comment"}),
+        decorator_kinds=frozenset(),  # inside decorated_definition, part of its span
+        wrappers={
+            "decorated_definition": ("definition",),
+            "expression_statement": (),
+            "assignment": ("right",),
+        },
+        bindings={"assignment": ("left", "right")},
+        value_kinds={"lambda": "lambda"},
+        methods_in_classes=True,
+        constructor_names=frozenset({"__init__"}),
+        export_rule="public_name",
+        opener_tails=(b":", b"(", b"[", b"{", b"=", b","),
+        opener_heads=(b"#", b"@", b"import", b"from"),
+        regex=r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)",
+        regex_blocks="indent",
+    ),
 }
 
 
@@ -111,25 +195,21 @@ def language_for_path(path: str) -> str | None:
     return None
 
 
+def lexer_name(language: str | None) -> str:
+    """The Pygments lexer for a language (its own name when Nexus does not chunk it)."""
+    spec = LANGUAGES.get(language or "")
+    return spec.lexer if spec is not None else (language or "text")
+
+
 @cache
 def get_language(language: str) -> tree_sitter.Language:
-    """The tree-sitter grammar of one of ``LANGUAGES``."""
-    if language == "javascript":
-        import tree_sitter_javascript as grammar_js
-
-        ts_language = tree_sitter.Language(grammar_js.language())
-    elif language in ("typescript", "tsx"):
-        import tree_sitter_typescript as grammar_ts
-
-        raw = (
-            grammar_ts.language_typescript()
-            if language == "typescript"
-            else (grammar_ts.language_tsx())
-        )
-        ts_language = tree_sitter.Language(raw)
-    else:
+    """The tree-sitter grammar of one of ``LANGUAGES``, from its PyPI wheel."""
+    spec = LANGUAGES.get(language)
+    if spec is None:
         raise ValueError(f"no grammar for language {language!r}; known: {sorted(LANGUAGES)}")
-    return ts_language
+    module_name, function = spec.grammar
+    module = importlib.import_module(module_name)
+    return tree_sitter.Language(getattr(module, function)())
 
 
 @cache

@@ -19,8 +19,8 @@ NAMED_FILE = FileSelection(tests=True)
 
 
 def load_single_file(path: Path) -> SourceFile:
-    """Read one JS/TS file with the classification and limits of ``scan``, refusing
-    what ``chunk`` would not chunk (binary, too large, minified, not JS/TS...)."""
+    """Read one source file with the classification and limits of ``scan``, refusing
+    what ``chunk`` would not chunk (binary, too large, minified, no grammar...)."""
     info, data = read_file(path, IngestSettings(selection=NAMED_FILE))
     if data is None or not info.chunkable:
         raise IngestError(
@@ -33,7 +33,9 @@ def load_single_file(path: Path) -> SourceFile:
 def function_rows(source: SourceFile) -> list[dict[str, object]]:
     """One row per unit, with whether the regex baseline found it too."""
     analysis = analyze(source, DEFAULT_ENCODING)
-    regex_hits = {(m.name, m.start_line) for m in regex_functions(source.text)}
+    regex_hits = {
+        (m.name, m.start_line) for m in regex_functions(source.text, str(source.info.language))
+    }
     return [
         {
             "name": unit.qualname,
@@ -52,7 +54,7 @@ def function_rows(source: SourceFile) -> list[dict[str, object]]:
 def functions_table(source: SourceFile) -> tuple[list[dict[str, object]], str]:
     """Rows and a text table of a file's units, with the regex baseline's count beside."""
     rows = function_rows(source)
-    regex_count = len(regex_functions(source.text))
+    regex_count = len(regex_functions(source.text, str(source.info.language)))
     lines = text_table(
         ["unit", "kind", "lines", "range", "regex"],
         [

@@ -31,8 +31,9 @@ class Category(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-#: Languages Nexus parses and chunks; other recognised languages are only reported.
-CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+#: Languages Nexus parses and chunks (the keys of ``nexus.languages.LANGUAGES``, a
+#: test checks); other recognised languages are only reported.
+CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "python"})
 
 #: Categories whose files may be chunked (when their language is chunkable); the file
 #: selection (``nexus.selection``) decides which are: by default only ``source``.
@@ -48,7 +49,7 @@ class FileInfo:
     path: str  # POSIX path relative to the repository root
     size: int  # bytes on disk / in the zip
     category: Category
-    language: str | None  # "javascript", "typescript", "tsx", "json", "markdown", ... or None
+    language: str | None  # "javascript", "tsx", "python", "json", "markdown", ... or None
     reason: str  # human-readable: why this category
     # Why the file selection leaves it out ("" = it does not; None = no selection was
     # applied, so the default holds: only source files are chunked).

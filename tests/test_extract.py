@@ -117,7 +117,7 @@ def test_regex_baseline_sees_declarations_only():
         "const b = () => 2;\n"
         "class C { m() {} }\n"
     )
-    matches = regex_functions(text)
+    matches = regex_functions(text, "javascript")
     assert [(m.name, m.start_line, m.end_line) for m in matches] == [("a", 1, 3)]
     units = analyze_text(text, "a.js", "javascript").units
     assert {u.qualname for u in units} == {"a", "b", "C", "C.m"}
@@ -153,7 +153,7 @@ def test_unit_at_agrees_with_extract_units_on_every_node(source, language):
     for node in _all_nodes(analysis.tree):
         expected = by_span.get((node.start_byte, node.end_byte))
         enclosing = by_qualname.get(expected.parent) if expected and expected.parent else None
-        unit = unit_at(node, language, enclosing)
+        unit = unit_at(node, language, enclosing, analysis.declared)
         if unit is None:
             continue
         assert unit == expected, node

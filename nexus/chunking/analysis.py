@@ -16,6 +16,7 @@ import tree_sitter
 
 from nexus.chunking.profiles import FUNCTION_KINDS, TopLevel
 from nexus.extract import (
+    declared_exports,
     definition_below,
     extract_units,
     imported_identifiers,
@@ -75,14 +76,20 @@ class FileAnalysis:
             return None
         key = (node.start_byte, node.end_byte, kind)
         if key not in self.units_at:
-            self.units_at[key] = unit_at(node, self.language, enclosing)
+            self.units_at[key] = unit_at(node, self.language, enclosing, self.declared)
         return self.units_at[key]
+
+    @cached_property
+    def declared(self) -> frozenset[str] | None:
+        """The module's declared exports (Python ``__all__``), if any."""
+        return declared_exports(self.tree, self.language)
 
     @cached_property
     def top_level(self) -> TopLevel:
         """Members of top-level classes and top-level functions (for ``auto``); the
         classification of the top-level nodes is remembered for the chunker."""
         spec = LANGUAGES[self.language]
+        callables = spec.method_kinds | (spec.function_kinds if spec.methods_in_classes else set())
         members = functions = 0
         for statement in self.tree.root_node.children:
             unit = self.unit_at(statement, None)
@@ -96,7 +103,8 @@ class FileAnalysis:
                 members += sum(
                     1
                     for member in (body.named_children if body else [])
-                    if member.type in spec.method_kinds
+                    if (below := definition_below(member, spec)) is not None
+                    and below.type in callables
                 )
         return TopLevel(members, functions)
 
@@ -113,7 +121,8 @@ class FileAnalysis:
     @cached_property
     def imported_names(self) -> tuple[bytes, ...]:
         """Local names bound by the file's imports (UTF-8), first binding first."""
-        return tuple(dict.fromkeys(node.text or b"" for node in imported_identifiers(self.tree)))
+        found = imported_identifiers(self.tree, self.language)
+        return tuple(dict.fromkeys(node.text or b"" for node in found))
 
     @cached_property
     def import_uses(self) -> tuple[list[int], list[int]]:

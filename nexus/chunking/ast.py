@@ -50,9 +50,6 @@ def _one_word_at_most(data: bytes, start: int, end: int) -> bool:
     return first is None or _WORD.search(data, first.end(), end) is None
 
 
-_OPENERS = (b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">")
-
-
 #: A byte range to place: ``(start, end, node, enclosing, depth)``, with the node it
 #: came from (None for loose comments), the innermost unit around it and how many
 #: units are around it. (A tuple: thousands are made per file.)
@@ -338,11 +335,12 @@ def _merge_small(
 ) -> list[_Group]:
     """Step 3: chunks under ``min_tokens`` join a neighbour when the result fits."""
     data = analysis.data
+    spec = LANGUAGES[analysis.language]
 
     def opens(group: _Group) -> bool:
         tail = data[group.start : group.end].rstrip()
         head = data[group.start : group.end].lstrip()
-        return tail.endswith(_OPENERS) or head.startswith((b"//", b"/*", b"@", b"import"))
+        return tail.endswith(spec.opener_tails) or head.startswith(spec.opener_heads)
 
     def small(group: _Group) -> bool:
         if group.tokens < min_tokens:

@@ -15,7 +15,9 @@ from typing import NamedTuple
 
 from nexus.types import Unit
 
-FUNCTION_KINDS = frozenset({"function", "arrow", "function_expression", "wrapped_function"})
+FUNCTION_KINDS = frozenset(
+    {"function", "arrow", "function_expression", "wrapped_function", "lambda"}
+)
 MEMBER_KINDS = frozenset({"method", "constructor", "getter", "setter"})
 TYPE_KINDS = frozenset({"class", "interface", "type", "enum", "namespace"})
 #: Type declarations without behaviour: under ``min_tokens`` they join their neighbours.

@@ -16,9 +16,9 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from nexus.languages import lexer_name
 from nexus.types import Chunk
 
-_LEXERS = {"javascript": "javascript", "typescript": "typescript", "tsx": "tsx"}
 BAND_COLOURS = ("rgba(59,130,246,0.10)", "rgba(234,179,8,0.13)")
 SELECTED_COLOUR = "rgba(34,197,94,0.22)"
 
@@ -55,7 +55,7 @@ CSS = """
 def highlighted_lines(text: str, language: str) -> list[str]:
     """The file as HTML, one highlighted line per entry (Pygments closes spans per line)."""
     try:
-        lexer = get_lexer_by_name(_LEXERS.get(language, language), stripnl=False, ensurenl=False)
+        lexer = get_lexer_by_name(lexer_name(language), stripnl=False, ensurenl=False)
     except ClassNotFound:
         return [html.escape(line) for line in text.split("\n")]
     out = highlight(text, lexer, HtmlFormatter(nowrap=True, noclasses=True, style="friendly"))

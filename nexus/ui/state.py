@@ -414,7 +414,7 @@ def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
 @st.cache_data(show_spinner=False, max_entries=256)
 def _unit_rows(path: str, digest: str, _repo: Repository) -> tuple[list[dict[str, object]], int]:
     source = _repo.read(path)
-    return function_rows(source), len(regex_functions(source.text))
+    return function_rows(source), len(regex_functions(source.text, str(source.info.language)))
 
 
 def unit_rows(repo: Repository, path: str) -> tuple[list[dict[str, object]], int]:

@@ -1,0 +1,312 @@
+"""Languages beyond JS/TS: one table of shapes per language, and the chunker's
+invariants on generated and hostile code of each language.
+
+Adding a language is a ``LanguageSpec`` in ``nexus/languages.py`` plus rows here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nexus.extract import regex_functions, unit_at
+from nexus.languages import LANGUAGES
+from nexus.types import CHUNKABLE_LANGUAGES
+from tests.helpers import analyze_text
+from tests.test_chunking_invariants import check_invariants
+
+PATHS = {"python": "pkg/mod.py"}
+
+
+def chunk(text: str, language: str, **settings_):
+    from nexus.config import ChunkConfig
+    from nexus.pipeline import chunk_analysis
+
+    analysis = analyze_text(text, PATHS[language], language)
+    return analysis, chunk_analysis(analysis, ChunkConfig(**settings_), repo="test")
+
+
+def units_of(text: str, language: str) -> set[tuple]:
+    units = analyze_text(text, PATHS[language], language).units
+    return {(u.qualname, u.kind, u.start_line, u.end_line, u.exported) for u in units}
+
+
+# (language, source, expected (qualname, kind, start_line, end_line, exported))
+SHAPES = [
+    ("python", "def send(a):\n    return a\n", ("send", "function", 1, 2, True)),
+    ("python", "async def load():\n    pass\n", ("load", "function", 1, 2, True)),
+    ("python", "def _private():\n    pass\n", ("_private", "function", 1, 2, False)),
+    (
+        "python",
+        'def f():\n    """Doc."""\n    return 1\n',  # the docstring is inside the span
+        ("f", "function", 1, 3, True),
+    ),
+    (
+        "python",
+        "@app.get('/x')\n@auth\nasync def handler(req):\n    return req\n",
+        ("handler", "function", 1, 4, True),  # decorators ride with the definition
+    ),
+    ("python", "class A(Base):\n    x = 1\n", ("A", "class", 1, 2, True)),
+    (
+        "python",
+        "@dataclass\nclass Point:\n    x: int\n",
+        ("Point", "class", 1, 3, True),
+    ),
+    ("python", "class A:\n    def m(self):\n        pass\n", ("A.m", "method", 2, 3, False)),
+    (
+        "python",
+        "class A:\n    async def m(self):\n        pass\n",
+        ("A.m", "method", 2, 3, False),
+    ),
+    (
+        "python",
+        "class A:\n    def __init__(self):\n        pass\n",
+        ("A.__init__", "constructor", 2, 3, False),
+    ),
+    (
+        "python",
+        "class A:\n    @property\n    def v(self):\n        return 1\n",
+        ("A.v", "method", 2, 4, False),
+    ),
+    (
+        "python",
+        "class A:\n    class B:\n        def m(self):\n            pass\n",
+        ("A.B.m", "method", 3, 4, False),
+    ),
+    (
+        "python",
+        "def outer():\n    def inner():\n        pass\n    return inner\n",
+        ("outer.inner", "function", 2, 3, False),
+    ),
+    (
+        "python",
+        "class A:\n    def m(self):\n        def helper():\n            pass\n",
+        ("A.m.helper", "function", 3, 4, False),
+    ),
+    ("python", "square = lambda x: x * x\n", ("square", "lambda", 1, 1, True)),
+    ("python", "key: Callable = lambda r: r.id\n", ("key", "lambda", 1, 1, True)),
+    (
+        "python",
+        '__all__ = ["b"]\ndef a():\n    pass\ndef b():\n    pass\n',
+        ("a", "function", 2, 3, False),  # not in __all__
+    ),
+    (
+        "python",
+        '__all__ = ("b",)\ndef a():\n    pass\ndef b():\n    pass\n',
+        ("b", "function", 4, 5, True),
+    ),
+]
+
+
+def test_every_grammar_with_a_spec_is_chunkable_and_loads():
+    assert set(LANGUAGES) == CHUNKABLE_LANGUAGES
+    for language in LANGUAGES:
+        assert analyze_text("\n", "x", language).tree.root_node is not None
+
+
+@pytest.mark.parametrize(("language", "source", "expected"), SHAPES)
+def test_each_shape_of_definition_is_a_unit(language, source, expected):
+    found = units_of(source, language)
+    assert expected in found, sorted(found)
+
+
+def test_python_lambda_not_bound_to_a_name_is_no_unit():
+    found = units_of("items.sort(key=lambda r: r.id)\ndef f(a=lambda: 1):\n    pass\n", "python")
+    assert {name for name, *_ in found} == {"f"}
+
+
+def test_python_imports_bind_the_names_the_code_uses():
+    text = (
+        "import os, a.b as c\nimport x.y.z\n"
+        "from m import (p, q as r)\nfrom . import s\nfrom t import *\n"
+        "def f():\n    import late\n"
+    )
+    assert analyze_text(text, "m.py", "python").imported_names == (
+        b"os",
+        b"c",
+        b"x",
+        b"p",
+        b"r",
+        b"s",
+    )
+
+
+def test_python_chunks_list_imports_and_keep_docstring_and_decorators():
+    body = "\n".join(f"        total += db.fetch({i})" for i in range(10))
+    text = (
+        "import db\nfrom cache import memo\n\n\n"
+        "class Orders:\n"
+        '    """Orders of a customer."""\n\n'
+        "    @memo\n"
+        "    def total(self, customer):\n"
+        '        """Sum of the customer\'s orders."""\n'
+        f"        total = 0\n{body}\n        return total\n\n"
+        "    def first(self):\n        return memo(self.rows[0])\n"
+    )
+    analysis, chunks = chunk(text, "python", max_tokens=120, min_tokens=0, profile="oop")
+    check_invariants(analysis, chunks, 120)
+    total = next(c for c in chunks if c.symbol == "Orders.total")
+    assert total.text.lstrip().startswith('@memo\n    def total(self, customer):\n        """Sum')
+    assert total.imports == ("db", "memo")
+    assert total.parent == "Orders"
+
+
+def test_auto_profile_decides_per_python_file():
+    from nexus.pipeline import pick_profile
+
+    classes = "class A:\n    def a(self):\n        pass\n    def b(self):\n        pass\n"
+    functions = "def a():\n    pass\ndef b():\n    pass\ndef c():\n    pass\n"
+    for text, expected in ((classes, "oop"), (functions, "functional")):
+        from nexus.config import ChunkConfig
+
+        analysis = analyze_text(text, "m.py", "python")
+        assert pick_profile(analysis, ChunkConfig())[0].name == expected
+
+
+def test_python_regex_baseline_finds_defs_by_indentation():
+    text = (
+        "async def a(x):\n    if x:\n        return 1\n\n    return 2\n"
+        "b = lambda: 2\n"
+        "class C:\n    def m(self):\n        # note\n        pass\n"
+    )
+    matches = regex_functions(text, "python")
+    assert [(m.name, m.start_line, m.end_line) for m in matches] == [("a", 1, 5), ("m", 8, 10)]
+    assert {u.qualname for u in analyze_text(text, "m.py", "python").units} == {
+        "a",
+        "b",
+        "C",
+        "C.m",
+    }
+
+
+@pytest.mark.parametrize(("language", "source", "expected"), SHAPES)
+def test_unit_at_agrees_with_extract_units_on_every_node(language, source, expected):
+    analysis = analyze_text(source, PATHS[language], language)
+    units = analysis.units
+    by_span = {(u.start_byte, u.end_byte): u for u in units}
+    by_qualname = {u.qualname: u for u in units}
+    found = set()
+    stack = [analysis.tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        known = by_span.get((node.start_byte, node.end_byte))
+        enclosing = by_qualname.get(known.parent) if known and known.parent else None
+        unit = unit_at(node, language, enclosing, analysis.declared)
+        if unit is not None:
+            assert unit == known, node
+            found.add((unit.start_byte, unit.end_byte))
+    assert found == set(by_span)
+
+
+# --- generated programs, per language ---------------------------------------------------
+
+identifiers = st.sampled_from(["alpha", "beta_gamma", "δelta", "x", "fetch_user", "café", "run"])
+strings = st.text(
+    alphabet=st.sampled_from(list("abc XYZ {}():é中文🙂'")), min_size=0, max_size=60
+).map(lambda s: '"' + s.replace('"', "") + '"')
+
+
+@st.composite
+def python_block(draw, indent: str = "", depth: int = 0) -> str:
+    """Statements at one indentation level (never empty: ``pass`` stands in)."""
+    lines = [draw(python_statement(indent, depth)) for _ in range(draw(st.integers(0, 6)))]
+    return "\n".join(lines) or f"{indent}pass"
+
+
+@st.composite
+def python_statement(draw, indent: str, depth: int) -> str:
+    name = draw(identifiers)
+    inner = indent + "    "
+    choice = draw(st.integers(0, 8 if depth < 3 else 3))
+    if choice == 0:
+        return f"{indent}{name} = {draw(strings)}"
+    if choice == 1:
+        return f"{indent}# {draw(strings)}"
+    if choice == 2:
+        return f"{indent}{name}({draw(strings)}, {draw(st.integers(0, 10**6))})"
+    if choice == 3:
+        return f"{indent}{name} = [" + ", ".join(draw(st.lists(strings, max_size=30))) + "]"
+    body = draw(python_block(inner, depth + 1))
+    if choice == 4:
+        return f'{indent}def {name}(a, b):\n{inner}"""{name} docs."""\n{body}'
+    if choice == 5:
+        return f"{indent}@decorator({draw(strings)})\n{indent}async def {name}(a):\n{body}"
+    if choice == 6:
+        return f"{indent}if {name}:\n{body}\n{indent}else:\n{body}"
+    if choice == 7:
+        return f"{indent}{name} = lambda a: ({draw(strings)}, a)"
+    methods = "\n".join(
+        f"{inner}def {m}(self, x):\n{draw(python_block(inner + '    ', depth + 2))}"
+        for m in draw(st.lists(identifiers, max_size=4, unique=True))
+    )
+    return f"{indent}class {name.capitalize()}(Base):\n{methods or inner + 'pass'}"
+
+
+PROGRAMS = {
+    "python": st.lists(python_statement("", 0), max_size=10).map("\n\n".join),
+}
+
+
+@pytest.mark.parametrize("language", sorted(PROGRAMS))
+def test_invariants_hold_on_generated_programs(language):
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        program=PROGRAMS[language],
+        max_tokens=st.sampled_from([16, 32, 64, 128, 512]),
+        min_fraction=st.sampled_from([0.0, 0.25, 0.5]),
+        profile=st.sampled_from(["auto", "oop", "functional"]),
+    )
+    def check(program, max_tokens, min_fraction, profile):
+        options = dict(
+            max_tokens=max_tokens, min_tokens=int(max_tokens * min_fraction), profile=profile
+        )
+        analysis, chunks = chunk(program, language, **options)
+        check_invariants(analysis, chunks, max_tokens)
+        assert chunks == chunk(program, language, **options)[1]
+
+    check()
+
+
+# Hostile inputs, per language: (deep nesting, a syntax error, multi-byte text, CRLF).
+HOSTILE = {
+    "python": {
+        "deep": "deep = " + "[" * 3000 + "1" + "]" * 3000 + "\n",
+        "error": "def ok():\n    return 1\n\n"
+        + "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
+        + "def broken(:\n    return ;;;\n",
+        "multibyte": "s = '" + "日本語のテキスト🙂" * 300 + "'\ndef f():\n    return 'é'\n",
+        "crlf": "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "case"), [(lang, case) for lang in sorted(HOSTILE) for case in HOSTILE[lang]]
+)
+def test_invariants_hold_on_hostile_input(language, case):
+    text = HOSTILE[language][case]
+    analysis, chunks = chunk(text, language, max_tokens=32, min_tokens=0)
+    check_invariants(analysis, chunks, 32)
+    if case == "error":
+        flagged = [c for c in chunks if c.has_error]
+        assert flagged and not chunks[0].has_error
+        assert any("broken" in c.text for c in flagged)
+    if case == "crlf":
+        assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("a", 1, 2), ("b", 4, 5)]
+
+
+REAL_PYTHON = ["textwrap.py", "json/decoder.py", "dataclasses.py"]
+
+
+@pytest.mark.parametrize("name", REAL_PYTHON)
+@pytest.mark.parametrize("max_tokens", [64, 512])
+def test_invariants_hold_on_real_python(name, max_tokens):
+    import sysconfig
+    from pathlib import Path
+
+    text = (Path(sysconfig.get_paths()["stdlib"]) / name).read_text(encoding="utf-8")
+    analysis, chunks = chunk(text, "python", max_tokens=max_tokens, min_tokens=max_tokens // 8)
+    check_invariants(analysis, chunks, max_tokens)
+    assert any(c.symbol_kind in ("method", "function", "class") for c in chunks)
