@@ -171,11 +171,12 @@ def test_rule_order(path: str, head: bytes, size: int, category: Category) -> No
     assert classify(path, head, size, max_file_bytes=1_000_000).category is category
 
 
-def test_chunkable_only_for_js_ts_source_by_default() -> None:
+def test_chunkable_only_for_source_with_a_grammar_by_default() -> None:
     assert classify("src/a.ts", JS, len(JS)).chunkable
     assert not classify("src/a.test.ts", JS, len(JS)).chunkable
     assert not classify("types/a.d.ts", JS, len(JS)).chunkable
-    assert not classify("src/a.py", b"x = 1\n", 6).chunkable
+    assert classify("src/a.py", b"x = 1\n", 6).chunkable
+    assert not classify("src/a.rb", b"x = 1\n", 6).chunkable
     assert not classify("vite.config.ts", JS, len(JS)).chunkable
 
 

@@ -15,7 +15,7 @@ FILES = (
     FileInfo("src/c.ts", 300, C.SOURCE, "typescript", "typescript source"),
     # chunked: as with --with-tests (left_out="" says a selection kept it)
     FileInfo("src/a.test.ts", 50, C.TEST, "typescript", "matches test pattern '*.test.*'", ""),
-    FileInfo("tools/x.py", 10, C.SOURCE, "python", "python source (recognised, not chunked)"),
+    FileInfo("tools/x.rb", 10, C.SOURCE, "ruby", "ruby source (recognised, not chunked)"),
     FileInfo("package.json", 20, C.CONFIG, "json", "'package.json' is a configuration file"),
     FileInfo("logo.png", 5_000, C.BINARY, None, "NUL byte at offset 12 (git's binary rule)"),
     FileInfo("big.js", 2_500_000, C.TOO_LARGE, "javascript", "2,500,000 bytes exceeds ..."),
@@ -46,19 +46,19 @@ def test_summarize_counts() -> None:
         "javascript": 2,
         "(none)": 1,
         "json": 1,
-        "python": 1,
+        "ruby": 1,
     }
     assert summary["by_category_language"] == [
         {"category": "source", "language": "typescript", "files": 2, "bytes": 2_300},
         {"category": "source", "language": "javascript", "files": 1, "bytes": 100},
-        {"category": "source", "language": "python", "files": 1, "bytes": 10},
+        {"category": "source", "language": "ruby", "files": 1, "bytes": 10},
         {"category": "test", "language": "typescript", "files": 1, "bytes": 50},
         {"category": "config", "language": "json", "files": 1, "bytes": 20},
         {"category": "binary", "language": "(none)", "files": 1, "bytes": 5_000},
         {"category": "too_large", "language": "javascript", "files": 1, "bytes": 2_500_000},
     ]
     assert [row["path"] for row in summary["skipped"]] == [  # type: ignore[index, union-attr]
-        "tools/x.py",
+        "tools/x.rb",
         "package.json",
         "logo.png",
         "big.js",
@@ -115,6 +115,6 @@ def test_render_scan_table() -> None:
 
 def test_render_scan_table_caps_the_skipped_list() -> None:
     text = render_scan_table(REPORT, max_skipped=2)
-    assert "tools/x.py" in text
+    assert "tools/x.rb" in text
     assert "logo.png" not in text
     assert "... and 2 more" in text
