@@ -371,7 +371,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except BrokenPipeError:  # output piped into `head`
         return 0
-    except (IngestError, ValueError, FileNotFoundError, ModelUnavailableError) as exc:
+    except (
+        IngestError,
+        ValueError,
+        OSError,
+        ModelUnavailableError,
+    ) as exc:  # a message, no traceback
         print(f"nexus: error: {exc}", file=sys.stderr)
         return 2
 

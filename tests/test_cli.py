@@ -216,6 +216,15 @@ def test_eval_reports_targets_outside_the_repository(capsys, monkeypatch, tmp_pa
     assert "R@1" in out
 
 
+def test_files_the_cli_writes_or_reads_may_be_symlink_loops(capsys, tmp_path):
+    (tmp_path / "loop").symlink_to("loop")
+    repo = str(SAMPLES / "ts-payments")
+    for argv in (["chunk", repo, "-o", "loop"], ["chunk", repo, "--config", "loop"]):
+        code, _, err = run(capsys, *[str(tmp_path / a) if a == "loop" else a for a in argv])
+        assert code == 2
+        assert "Too many levels of symbolic links" in err and "Traceback" not in err
+
+
 def test_profiles_toml_is_loadable(capsys, tmp_path):
     from nexus.chunking.profiles import PROFILES, load_profiles
 
