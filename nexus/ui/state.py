@@ -8,16 +8,18 @@ the top of each page (Streamlit drops a widget's state when its page is left).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import os
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from nexus import footprint
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
@@ -25,11 +27,18 @@ from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_em
 from nexus.evaluation import Target
 from nexus.extract import regex_functions
 from nexus.fragmentation import UnitFate, unit_fates
-from nexus.pipeline import chunk_analyses
+from nexus.lru import ByteLRU
+from nexus.pipeline import chunk_analysis
 from nexus.report import function_rows
 from nexus.search import SideBySide
-from nexus.sources import IngestSettings, Repository, default_allowed_roots, open_repository
-from nexus.types import Chunk
+from nexus.sources import (
+    IngestError,
+    IngestSettings,
+    Repository,
+    default_allowed_roots,
+    open_repository,
+)
+from nexus.types import Chunk, Unit
 from nexus.ui import render
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
@@ -41,6 +50,16 @@ EMBEDDER_ENV = "NEXUS_UI_EMBEDDER"
 CACHE_ENV = "NEXUS_CACHE_DIR"
 #: Tests may set this to any zero-argument callable returning an ``Embedder``.
 EMBEDDER_FACTORY: Callable[[], Embedder] | None = None
+#: Megabytes that everything the server keeps for its sessions may take together.
+MEMORY_ENV = "NEXUS_MEMORY_BUDGET_MB"
+#: 4 GB: a sixth of a 24 GB machine shared by a team; the model and Streamlit come on top.
+DEFAULT_MEMORY_MB = 4096
+#: One repository's parsed files may take at most this share of the budget, so one
+#: large upload cannot push every other session's work out (and its chunks fit too).
+REPO_SHARE = 0.5
+#: Estimated bytes of one unit's fate and of one search target (measured: ~130 and ~400).
+FATE_BYTES = 200
+TARGET_BYTES = 500
 
 DEFAULTS: dict[str, Any] = {
     "max_tokens": ChunkConfig().max_tokens,
@@ -88,51 +107,127 @@ def sample_names() -> list[str]:
     return sorted(names, key=lambda n: n != DEFAULT_SAMPLE)
 
 
+# --- memory --------------------------------------------------------------------------
+
+
+def memory_budget_mb() -> float:
+    """``NEXUS_MEMORY_BUDGET_MB`` (default 4096); a bad value stops the page with a message."""
+    raw = os.environ.get(MEMORY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MEMORY_MB
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        st.error(f"{MEMORY_ENV}={raw!r} is not a positive number of megabytes (e.g. 4096).")
+        st.stop()
+    return value
+
+
+def _release_freed_memory(_freed: int) -> None:
+    """Ask glibc to hand freed heap pages back, so evictions show in the server's RSS."""
+    # Not glibc: the freed memory is reused by the process, just not returned.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+@st.cache_resource(show_spinner=False)
+def _memory(budget: int) -> ByteLRU:
+    return ByteLRU(budget, on_evict=_release_freed_memory)
+
+
+def memory() -> ByteLRU:
+    """The one cache every session shares: parsed files, chunk lists, indexes, uploads...
+
+    Least recently used entries are dropped when the estimated total passes the
+    budget, and built again on demand.
+    """
+    return _memory(int(memory_budget_mb() * 1_000_000))
+
+
+def cached(key: Hashable, build: Callable[[], Any], sizeof: Callable[[Any], int]) -> Any:
+    """``memory().get_or_build``: built once for every session, dropped when memory is short."""
+    return memory().get_or_build(key, build, sizeof)
+
+
+def check_fits(repo: Repository) -> None:
+    """Refuse a repository whose parsed files would take more than its share of the budget."""
+    need = footprint.repo_parse_bytes(repo)
+    budget = memory().budget
+    if need > REPO_SHARE * budget:
+        raise IngestError(
+            f"{repo.name!r} is too large for this dashboard: parsing its "
+            f"{len(chunkable_paths(repo)):,} source files would take about {need / 1e6:,.0f} MB "
+            f"of memory, and one repository may use at most {REPO_SHARE * budget / 1e6:,.0f} MB "
+            f"(half of the server's memory budget, {MEMORY_ENV}={budget / 1e6:g}). "
+            "Open a smaller part of it, or chunk it with the command line (`nexus chunk`)."
+        )
+
+
 # --- repositories --------------------------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _open_sample(name: str) -> Repository:
-    return open_repository(SAMPLES_DIR / name, name=name)
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _open_upload(digest: str, name: str, _data: bytes) -> Repository:
-    return open_repository(_data, name=name)
+def _opened(key: Hashable, open_: Callable[[], Repository]) -> Repository:
+    return cached(key, open_, footprint.repo_bytes)
 
 
 def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = None) -> Repository:
-    """Open a repository and make it the current one. Raises ``IngestError``."""
+    """Open a repository and make it the current one.
+
+    Raises ``IngestError``, also for a repository too large for the memory budget.
+    """
     if choice.kind == "sample":
         if choice.value not in sample_names():
             raise FileNotFoundError(f"no sample repository named {choice.value!r}")
-        repo = _open_sample(choice.value)
+        path = SAMPLES_DIR / choice.value
+        repo = _opened(("sample", choice.value), lambda: open_repository(path, name=choice.value))
     elif choice.kind == "upload":
         assert data is not None, "an upload needs its bytes"
-        repo = _open_upload(choice.value, name or "upload", data)
+        repo = _opened(
+            ("upload", choice.value), lambda: open_repository(data, name=name or "upload")
+        )
     else:
         settings = IngestSettings(allowed_roots=default_allowed_roots())
         repo = open_repository(choice.value, settings=settings)
+    check_fits(repo)
     set_repo(repo, choice)
     return repo
 
 
 def set_repo(repo: Repository, choice: RepoChoice) -> None:
-    """Store the repository, where it came from, and a fingerprint of its contents."""
+    """Store the repository, where it came from, a fingerprint of its contents and each
+    file's content hash (hashed once here, not on every rerun)."""
     if st.session_state.get("repo_choice") == choice and st.session_state.get("repo") is repo:
         return
+    digests = file_digests(repo)
     st.session_state["repo"] = repo
     st.session_state["repo_choice"] = choice
-    st.session_state["repo_key"] = fingerprint(repo)
+    st.session_state["repo_key"] = fingerprint(repo, digests)
+    st.session_state["file_digests"] = digests
 
 
-def fingerprint(repo: Repository) -> str:
+def file_digests(repo: Repository) -> dict[str, str]:
+    """sha256 of each file's contents, by path."""
+    get = repo.contents.get
+    return {info.path: hashlib.sha256(get(info.path, b"")).hexdigest() for info in repo.files}
+
+
+def fingerprint(repo: Repository, digests: dict[str, str] | None = None) -> str:
     """sha256 over the repository's name, paths and contents (the cache key of a repo)."""
+    digests = file_digests(repo) if digests is None else digests
     h = hashlib.sha256(repo.name.encode())
     for info in repo.files:
         h.update(info.path.encode() + b"\0")
-        h.update(hashlib.sha256(repo.contents.get(info.path, b"")).digest())
+        h.update(bytes.fromhex(digests[info.path]))
     return h.hexdigest()
+
+
+def file_digest(repo: Repository, path: str) -> str:
+    """The content hash of one file (remembered for the current repository)."""
+    if st.session_state.get("repo") is repo:
+        return st.session_state["file_digests"][path]
+    return hashlib.sha256(repo.contents.get(path, b"")).hexdigest()
 
 
 def current_repo() -> Repository:
@@ -160,15 +255,16 @@ def chunkable_paths(repo: Repository) -> list[str]:
 # --- analyses and chunks -------------------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False, max_entries=4000)
-def _analysis(path: str, digest: str, encoding: str, _repo: Repository) -> FileAnalysis:
-    return analyze(_repo.read(path), encoding)
-
-
 def file_analysis(repo: Repository, path: str, encoding: str = DEFAULT_ENCODING) -> FileAnalysis:
-    """The parsed file, cached by path and content hash (parsing is the expensive step)."""
-    digest = hashlib.sha256(repo.contents.get(path, b"")).hexdigest()
-    return _analysis(path, digest, encoding, repo)
+    """The parsed file, cached by path and content hash (parsing is the expensive step).
+
+    Its size is taken again on every use: it remembers the chunks of each setting
+    it was chunked with.
+    """
+    key = ("analysis", path, file_digest(repo, path), encoding)
+    analysis = cached(key, lambda: analyze(repo.read(path), encoding), footprint.analysis_bytes)
+    memory().resize(key, footprint.analysis_bytes(analysis))
+    return analysis
 
 
 def repo_analyses(
@@ -176,7 +272,11 @@ def repo_analyses(
     encoding: str = DEFAULT_ENCODING,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> list[FileAnalysis]:
-    """Every chunkable file analysed (cached per file); ``progress(done, total, path)``."""
+    """Every chunkable file analysed (cached per file); ``progress(done, total, path)``.
+
+    A repository that passed ``check_fits`` holds at most half the budget, so the
+    list can be held while the rest of the cache makes room.
+    """
     paths = chunkable_paths(repo)
     out = []
     for done, path in enumerate(paths):
@@ -186,23 +286,6 @@ def repo_analyses(
     return out
 
 
-@st.cache_resource(show_spinner=False)
-def _stores() -> dict[str, OrderedDict[Any, Any]]:
-    """Named LRU stores that outlive a rerun (indexes, chunk lists, sweep results)."""
-    return {}
-
-
-def store(name: str, max_entries: int = 8) -> OrderedDict[Any, Any]:
-    """A process-wide LRU dict; callers evict with ``trim``."""
-    stores = _stores()
-    if name not in stores:
-        stores[name] = OrderedDict()
-    found = stores[name]
-    while len(found) > max_entries:
-        found.popitem(last=False)
-    return found
-
-
 def _index_settings(config: ChunkConfig) -> str:
     """The settings chunks and indexes depend on: the keyword weight is applied at
     query time, so moving it rebuilds nothing."""
@@ -210,12 +293,17 @@ def _index_settings(config: ChunkConfig) -> str:
 
 
 def repo_chunks(repo: Repository, config: ChunkConfig) -> list[Chunk]:
-    """Chunks of the whole repository under ``config`` (cached by contents + settings)."""
-    key = (repo_key(), _index_settings(config))
-    chunks = store("chunks", 32)
-    if key not in chunks:
-        chunks[key] = chunk_analyses(repo_analyses(repo, config.encoding), config, repo=repo.name)
-    return chunks[key]
+    """Chunks of the whole repository under ``config`` (cached by contents + settings;
+    files are parsed one at a time, so a file dropped from memory is not held)."""
+
+    def build() -> list[Chunk]:
+        chunks: list[Chunk] = []
+        for path in chunkable_paths(repo):
+            analysis = file_analysis(repo, path, config.encoding)
+            chunks.extend(chunk_analysis(analysis, config, repo=repo.name))
+        return chunks
+
+    return cached(("chunks", repo_key(), _index_settings(config)), build, footprint.chunks_bytes)
 
 
 # --- settings ------------------------------------------------------------------------
@@ -382,20 +470,33 @@ def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -
     embedder = get_embedder(config.words_view)
     lines_config = config.with_(strategy="lines")
     key = (repo_key(), _index_settings(config.with_(strategy="ast")), lines_config.line_window)
-    key = (*key, embedder.name)
-    indexes = store("indexes", 6)
-    if refresh or key not in indexes:
+    key = ("index", *key, embedder.name)
+    if refresh:
+        memory().discard(key)
+
+    def build() -> SideBySide:
         line_chunks = repo_chunks(repo, lines_config)
         ast_chunks = repo_chunks(repo, config.with_(strategy="ast"))
-        cached = CachedEmbedder(embedder, embedding_cache())
+        with_cache = CachedEmbedder(embedder, embedding_cache())
         progress, done = progress_callback("Embedding chunks…")
         try:
-            indexes[key] = SideBySide(line_chunks, ast_chunks, cached, progress=progress)
+            engine = SideBySide(line_chunks, ast_chunks, with_cache, progress=progress)
         finally:
             done()
-        st.session_state["index_stats"] = {"hits": cached.last_hits, "misses": cached.last_misses}
-    indexes.move_to_end(key)
-    return indexes[key]
+        st.session_state["index_stats"] = {
+            "hits": with_cache.last_hits,
+            "misses": with_cache.last_misses,
+        }
+        return engine
+
+    return cached(key, build, _side_by_side_bytes)
+
+
+def _side_by_side_bytes(engine: SideBySide) -> int:
+    return sum(
+        footprint.index_bytes(index.chunks, index.dim)
+        for index in (engine.lines_index, engine.ast_index)
+    )
 
 
 def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
@@ -411,31 +512,37 @@ def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
     return [len(t.split()) * 4 // 3 + 2 for t in texts], 256, False
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _unit_rows(path: str, digest: str, _repo: Repository) -> tuple[list[dict[str, object]], int]:
-    source = _repo.read(path)
-    return function_rows(source), len(regex_functions(source.text, str(source.info.language)))
-
-
 def unit_rows(repo: Repository, path: str) -> tuple[list[dict[str, object]], int]:
-    """The file's units (with ``regex_found``) and how many functions the regex finds."""
-    digest = hashlib.sha256(repo.contents.get(path, b"")).hexdigest()
-    return _unit_rows(path, digest, repo)
+    """The file's units (with ``regex_found``) and how many functions the regex finds
+    (shared: callers must not change them)."""
+
+    def build() -> tuple[list[dict[str, object]], int]:
+        source = repo.read(path)
+        return function_rows(source), len(regex_functions(source.text, str(source.info.language)))
+
+    size = footprint.UNIT_ROWS_BYTES_PER_BYTE * len(repo.contents.get(path, b"")) + 1000
+    return cached(("unit_rows", path, file_digest(repo, path)), build, lambda _: size)
 
 
 def repo_fates(repo: Repository, config: ChunkConfig) -> dict[str, list[UnitFate]]:
     """Per file, what ``config``'s chunks do to each unit (intact, pieces, dilution)."""
-    key = (repo_key(), dump_config_toml(config))
-    fates = store("fates", 16)
-    if key not in fates:
+
+    def units_of(path: str) -> list[Unit]:
+        return file_analysis(repo, path, config.encoding).units
+
+    def build() -> dict[str, list[UnitFate]]:
         by_file: dict[str, list[Chunk]] = {}
         for chunk in repo_chunks(repo, config):
             by_file.setdefault(chunk.file, []).append(chunk)
-        fates[key] = {
-            a.source.info.path: unit_fates(a.units, by_file.get(a.source.info.path, []))
-            for a in repo_analyses(repo, config.encoding)
+        return {
+            path: unit_fates(units_of(path), by_file.get(path, []))
+            for path in chunkable_paths(repo)
         }
-    return fates[key]
+
+    def size(fates: dict[str, list[UnitFate]]) -> int:
+        return sum(FATE_BYTES * len(found) + 200 for found in fates.values())
+
+    return cached(("fates", repo_key(), dump_config_toml(config)), build, size)
 
 
 # --- links ---------------------------------------------------------------------------
@@ -497,23 +604,29 @@ def write_url_params(values: dict[str, object]) -> None:
 
 
 def unit_targets(repo: Repository) -> dict[str, Target]:
-    """Every unit of the repository as a search target, keyed ``path:qualname:start``."""
-    targets = {}
-    for analysis in repo_analyses(repo):
-        path = analysis.source.info.path
-        for unit in analysis.units:
-            targets[f"{path}:{unit.qualname}:{unit.start_line}"] = Target(
-                file=path,
-                start_line=unit.start_line,
-                end_line=unit.end_line,
-                name=unit.name,
-                qualname=unit.qualname,
-                kind=unit.kind,
-            )
-    return targets
+    """Every unit of the repository as a search target, keyed ``path:qualname:start``
+    (built once per repository, shared: callers must not change it)."""
+
+    def build() -> dict[str, Target]:
+        targets = {}
+        for path in chunkable_paths(repo):
+            for unit in file_analysis(repo, path).units:
+                targets[f"{path}:{unit.qualname}:{unit.start_line}"] = Target(
+                    file=path,
+                    start_line=unit.start_line,
+                    end_line=unit.end_line,
+                    name=unit.name,
+                    qualname=unit.qualname,
+                    kind=unit.kind,
+                )
+        return targets
+
+    return cached(("targets", repo_key()), build, lambda found: TARGET_BYTES * len(found) + 1000)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
 def highlighted(text: str, language: str) -> list[str]:
-    """Pygments HTML per line, computed once per file content (not on every rerun)."""
-    return render.highlighted_lines(text, language)
+    """Pygments HTML per line, computed once per file content (not on every rerun;
+    shared: callers must not change it)."""
+    key = ("highlighted", hashlib.sha256(text.encode()).hexdigest(), language)
+    size = footprint.HIGHLIGHT_BYTES_PER_BYTE * len(text) + 1000
+    return cached(key, lambda: render.highlighted_lines(text, language), lambda _: size)
