@@ -160,7 +160,7 @@ def check_fits(repo: Repository) -> None:
             f"{repo.name!r} is too large for this dashboard: parsing its "
             f"{len(chunkable_paths(repo)):,} source files would take about {need / 1e6:,.0f} MB "
             f"of memory, and one repository may use at most {REPO_SHARE * budget / 1e6:,.0f} MB "
-            f"(half of the server's memory budget, {MEMORY_ENV}={budget / 1e6:g}). "
+            f"({REPO_SHARE:.0%} of the server's memory budget, {MEMORY_ENV}={budget / 1e6:g}). "
             "Open a smaller part of it, or chunk it with the command line (`nexus chunk`)."
         )
 
@@ -169,7 +169,23 @@ def check_fits(repo: Repository) -> None:
 
 
 def _opened(key: Hashable, open_: Callable[[], Repository]) -> Repository:
-    return cached(key, open_, footprint.repo_bytes)
+    """A sample or an upload (fixed contents): opened and checked once, shared by all
+    sessions. A refusal is remembered too, so a rerun with the same upload still in
+    its widget does not unpack it again."""
+    refused = memory().get(("refused", key))
+    if refused is not None:
+        raise IngestError(refused)
+
+    def open_checked() -> Repository:
+        repo = open_()
+        try:
+            check_fits(repo)
+        except IngestError as exc:
+            memory().put(("refused", key), str(exc), len(str(exc)) + 200)
+            raise
+        return repo
+
+    return cached(key, open_checked, footprint.repo_bytes)
 
 
 def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = None) -> Repository:
@@ -184,13 +200,12 @@ def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = 
         repo = _opened(("sample", choice.value), lambda: open_repository(path, name=choice.value))
     elif choice.kind == "upload":
         assert data is not None, "an upload needs its bytes"
-        repo = _opened(
-            ("upload", choice.value), lambda: open_repository(data, name=name or "upload")
-        )
+        name = name or "upload"
+        repo = _opened(("upload", choice.value, name), lambda: open_repository(data, name=name))
     else:
         settings = IngestSettings(allowed_roots=default_allowed_roots())
         repo = open_repository(choice.value, settings=settings)
-    check_fits(repo)
+        check_fits(repo)
     set_repo(repo, choice)
     return repo
 

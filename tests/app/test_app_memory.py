@@ -85,9 +85,12 @@ def test_upload_too_large_for_the_budget_is_refused(page, tiny_budget) -> None:
     assert state.MEMORY_ENV in message and "nexus chunk" in message
     assert at.session_state["repo"] is before  # the current repository is kept
     assert tiny_budget.used <= tiny_budget.budget
-    assert not [
-        k for k in tiny_budget.oldest_first() if k[0] == "analysis" and k[1].startswith("big/")
-    ]
+    kept = tiny_budget.oldest_first()
+    assert [key for key in kept if key[0] == "refused"]  # the refusal is kept...
+    assert not [key for key in kept if key[0] == "upload"]  # ...not the files
+    assert not [key for key in kept if key[0] == "analysis" and key[1].endswith("m0.js")]
+    at.run()  # the upload is still in its widget: refused again without unpacking
+    assert "too large for this dashboard" in at.error[0].value
 
 
 def test_bad_budget_setting_is_a_message(page, monkeypatch: pytest.MonkeyPatch) -> None:
