@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,9 +133,10 @@ def _release_freed_memory(_freed: int) -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-@st.cache_resource(show_spinner=False)
-def _memory(budget: int) -> ByteLRU:
-    return ByteLRU(budget, on_evict=_release_freed_memory)
+#: The process's caches by budget (one in a server; tests change the budget). A plain
+#: dict, not ``st.cache_resource``: pages ask for it once per file on every rerun.
+_MEMORIES: dict[int, ByteLRU] = {}
+_MEMORIES_LOCK = threading.Lock()
 
 
 def memory() -> ByteLRU:
@@ -143,7 +145,12 @@ def memory() -> ByteLRU:
     Least recently used entries are dropped when the estimated total passes the
     budget, and built again on demand.
     """
-    return _memory(int(memory_budget_mb() * 1_000_000))
+    budget = int(memory_budget_mb() * 1_000_000)
+    found = _MEMORIES.get(budget)
+    if found is None:
+        with _MEMORIES_LOCK:
+            found = _MEMORIES.setdefault(budget, ByteLRU(budget, on_evict=_release_freed_memory))
+    return found
 
 
 def cached(key: Hashable, build: Callable[[], Any], sizeof: Callable[[Any], int]) -> Any:
