@@ -32,6 +32,12 @@ def _text(node: tree_sitter.Node | None) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
+def _name(node: tree_sitter.Node, spec: LanguageSpec) -> str:
+    """A definition's name (``impl<T> Wrapper<T>``: ``Wrapper``)."""
+    text = _text(node.child_by_field_name(spec.name_fields.get(node.type, "name")))
+    return text.split("<", 1)[0].strip()
+
+
 def _statement_span(node: tree_sitter.Node, spec: LanguageSpec) -> tree_sitter.Node:
     """Climb from a definition to the statement that holds it (keeping ``export`` and
     decorators)."""
@@ -90,7 +96,18 @@ def _function_value_name(
     return None
 
 
+def _has_marker(node: tree_sitter.Node, markers: frozenset[str]) -> bool:
+    """A child of ``node`` (or of its ``modifiers``) is one of ``markers``."""
+    for child in node.children:
+        if child.type in markers:
+            return True
+        if child.type == "modifiers" and any(c.type in markers for c in child.children):
+            return True
+    return False
+
+
 def _is_exported(
+    definition: tree_sitter.Node,
     span: tree_sitter.Node,
     name: str,
     enclosing: Unit | None,
@@ -102,11 +119,16 @@ def _is_exported(
     Python: module-level, public, and in ``__all__`` when the module has one. JS/TS:
     ``export ...``, a definition assigned to ``module.exports``/``exports.x``, or a
     top-level name the file exports later (``module.exports.x = x``, ``exports.x = x``,
-    ``module.exports = { x }``)."""
-    if spec.export_rule == "public_name":
+    ``module.exports = { x }``). Go: a capitalised name. Java, Rust: ``public``, ``pub``."""
+    rule = spec.export_rule
+    if rule == "public_name":
         if enclosing is not None or name.startswith("_"):
             return False
         return declared is None or name in declared
+    if rule == "capitalized":
+        return name[:1].isupper()
+    if rule == "modifier":
+        return _has_marker(definition, spec.public_markers)
     if span.type == "export_statement":
         return True
     if name.startswith(("module.exports", "exports.")):
@@ -163,9 +185,9 @@ def _classify(
     """(name, kind, span node) when ``node`` defines a unit."""
     kind_of = node.type
     if kind_of in spec.function_kinds:
-        return _text(node.child_by_field_name("name")), "function", _statement_span(node, spec)
+        return _name(node, spec), "function", _statement_span(node, spec)
     if kind_of in spec.class_kinds:
-        name = _text(node.child_by_field_name("name"))
+        name = _name(node, spec)
         if kind_of == "class" and not name:
             bound = _function_value_name(node, spec)
             if bound is None:
@@ -174,11 +196,16 @@ def _classify(
             return name, "class", bound[2]
         return name, "class", _statement_span(node, spec)
     if kind_of in spec.type_kinds:
-        name = _text(node.child_by_field_name("name"))
-        return name, spec.type_kinds[kind_of], _statement_span(node, spec)
+        unit_kind = spec.type_kinds[kind_of]
+        if spec.type_shapes:
+            shape = node.child_by_field_name("type")
+            unit_kind = spec.type_shapes.get(shape.type, unit_kind) if shape else unit_kind
+        return _name(node, spec), unit_kind, _statement_span(node, spec)
     if kind_of in spec.method_kinds:
         name_node = node.child_by_field_name("name")
         name = _text(name_node)
+        if kind_of in spec.constructor_kinds:
+            return name, "constructor", node
         return name, _method_kind(name_node, name, spec), node
     if kind_of in spec.function_value_kinds:
         return _function_value_name(node, spec)
@@ -241,7 +268,7 @@ def unit_at(
 
 
 #: Unit kinds whose direct functions are methods, where the grammar does not say.
-_METHOD_OWNERS = frozenset({"class"})
+METHOD_OWNERS = frozenset({"class", "impl", "trait"})
 
 
 def _unit(
@@ -260,7 +287,7 @@ def _unit(
         kind == "function"
         and spec.methods_in_classes
         and enclosing is not None
-        and enclosing.kind in _METHOD_OWNERS
+        and enclosing.kind in METHOD_OWNERS
     ):
         kind = _method_kind(None, name, spec)
     return Unit(
@@ -272,7 +299,7 @@ def _unit(
         start_byte=span.start_byte,
         end_byte=span.end_byte,
         parent=enclosing.qualname if enclosing else None,
-        exported=_is_exported(span, name, enclosing, spec, declared),
+        exported=_is_exported(node, span, name, enclosing, spec, declared),
     )
 
 
@@ -318,6 +345,10 @@ def extract_units(
 def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
     """The object a literal's method or ``key: function`` belongs to, if bound to a name."""
     kind = node.type
+    if spec.receiver_field and kind in spec.method_kinds:  # Go: func (s *Server) Start()
+        receiver = node.child_by_field_name(spec.receiver_field)
+        found = next((n for n in _walk(receiver) if n.type == "type_identifier"), None)
+        return _text(found) or None
     if kind in spec.method_kinds:
         container = node.parent
     elif kind in spec.function_value_kinds or kind in spec.class_kinds:  # `key: ...`
@@ -353,21 +384,23 @@ def declared_exports(tree: tree_sitter.Tree, language: str) -> frozenset[str] | 
     return declared
 
 
-def imported_identifiers(tree: tree_sitter.Tree, language: str) -> Iterator[tree_sitter.Node]:
-    """The identifiers bound by top-level imports.
+def imported_names(tree: tree_sitter.Tree, language: str) -> Iterator[bytes]:
+    """The names (UTF-8) bound by top-level imports.
 
     JS/TS: ``import`` statements and ``require()`` declarations (``import {a as b}``:
     ``b``; ``const {x} = require(...)``: ``x``). Python: ``import a.b`` binds ``a``,
     ``import a as b`` and ``from m import a as b`` bind ``b``, ``from m import a``
-    binds ``a``.
+    binds ``a``. Go: the package name (alias or last path segment); Java: the class;
+    Rust: the last segment of each ``use`` path or its alias.
     """
-    if language == "python":
-        yield from _python_imports(tree)
+    spec = LANGUAGES[language]
+    if spec.import_paths:
+        yield from _spec_imports(tree, spec)
         return
     for statement in tree.root_node.named_children:
         kind = statement.type
         if kind == "import_statement":
-            yield from _imported_locals(statement)
+            yield from (node.text or b"" for node in _imported_locals(statement))
         elif kind in ("lexical_declaration", "variable_declaration"):
             for declarator in _declarators(statement):
                 value = declarator.child_by_field_name("value")
@@ -377,22 +410,40 @@ def imported_identifiers(tree: tree_sitter.Tree, language: str) -> Iterator[tree
                     continue
                 for node in _walk(declarator.child_by_field_name("name")):
                     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-                        yield node
+                        yield node.text or b""
 
 
-def _python_imports(tree: tree_sitter.Tree) -> Iterator[tree_sitter.Node]:
+def _spec_imports(tree: tree_sitter.Tree, spec: LanguageSpec) -> Iterator[bytes]:
+    """Names bound by top-level imports, read with the spec's import tables."""
     for statement in tree.root_node.named_children:
-        if statement.type not in ("import_statement", "import_from_statement"):
+        if statement.type not in spec.import_kinds:
             continue
-        for index, child in enumerate(statement.children):
-            if statement.field_name_for_child(index) != "name":
+        stack = [(statement, "")]
+        while stack:
+            node, field_name = stack.pop()
+            kind = node.type
+            if kind in spec.import_wildcards or field_name in spec.import_skip:
                 continue
-            if child.type == "aliased_import":
-                alias = child.child_by_field_name("alias")
-                if alias is not None:
-                    yield alias
-            elif child.named_children:  # dotted_name: `import a.b` binds `a`
-                yield child.named_children[0]
+            alias = spec.import_aliases.get(kind)
+            alias_node = node.child_by_field_name(alias) if alias else None
+            if alias_node is not None:
+                name = alias_node.text or b""
+                if name not in (b"_", b"."):  # Go: blank and dot imports bind no name
+                    yield name
+                continue
+            segment = spec.import_paths.get(kind)
+            if segment is not None and node is not statement:
+                following = node.next_named_sibling
+                if following is None or following.type not in spec.import_wildcards:
+                    parts = re.split(rb"[./]|::", (node.text or b"").strip(b"\"'`"))
+                    yield parts[0] if segment == "first" else parts[-1]
+                continue
+            children = [
+                (child, node.field_name_for_child(index) or "")
+                for index, child in enumerate(node.children)
+                if child.is_named
+            ]
+            stack.extend(reversed(children))
 
 
 def _declarators(declaration: tree_sitter.Node) -> list[tree_sitter.Node]:

@@ -39,6 +39,10 @@ class LanguageSpec:
     decorator_kinds: frozenset[str]  # ride with the definition they precede
     # Unit kind of each type-like node kind (interface, type alias, enum, struct...).
     type_kinds: Mapping[str, str] = field(default_factory=dict)
+    # A type's kind read from its ``type`` field (Go ``type X struct``: struct).
+    type_shapes: Mapping[str, str] = field(default_factory=dict)
+    # The field holding a definition's name where it is not ``name`` (Rust ``impl``).
+    name_fields: Mapping[str, str] = field(default_factory=dict)
     # Nodes around a definition that belong to its span (``export``, ``const x =``,
     # ``@decorator``), with the fields that lead down to the definition; ``()`` for
     # "its only named child".
@@ -55,9 +59,24 @@ class LanguageSpec:
     # A function directly inside a class is its method (Python ``def`` in ``class``).
     methods_in_classes: bool = False
     constructor_names: frozenset[str] = frozenset()
+    constructor_kinds: frozenset[str] = frozenset()
+    # The field of a method naming its owner type (Go's receiver).
+    receiver_field: str = ""
     # How a definition is exported: "statement" (``export``), "public_name"
-    # (module-level, no leading ``_``, listed in ``__all__`` if there is one).
+    # (module-level, no leading ``_``, listed in ``__all__`` if there is one),
+    # "capitalized" (Go), "modifier" (a child, or a child of ``modifiers``, of a
+    # kind in ``public_markers``: Java ``public``, Rust ``pub``).
     export_rule: str = "statement"
+    public_markers: frozenset[str] = frozenset()
+    # Imports (all but JS/TS, which have their own reader): what a top-level import
+    # binds. ``import_aliases``: node kind -> its alias field (``import a as b``);
+    # ``import_paths``: node kind -> which segment of its path it binds, "first"
+    # (Python ``import a.b``) or "last" (``java.util.List``); subtrees in
+    # ``import_skip`` fields (``from MODULE import``) or of a wildcard kind bind nothing.
+    import_aliases: Mapping[str, str] = field(default_factory=dict)
+    import_paths: Mapping[str, str] = field(default_factory=dict)
+    import_skip: frozenset[str] = frozenset()
+    import_wildcards: frozenset[str] = frozenset()
     # Text that opens what follows it: a small chunk ending or starting with it joins
     # the chunk after it (``class A {``, ``def f():`` , a comment, an import).
     opener_tails: tuple[bytes, ...] = ()
@@ -115,6 +134,9 @@ _JS_COMMON = dict(
     opener_heads=(b"//", b"/*", b"@", b"import"),
     regex=r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(",
 )
+
+#: Opening text of brace languages (Go, Java, Rust).
+_BRACES = dict(opener_tails=(b"{", b"(", b"[", b"=", b",", b"<", b"->"))
 
 _TS_TYPES = {
     "interface_declaration": "interface",
@@ -176,10 +198,105 @@ LANGUAGES: dict[str, LanguageSpec] = {
         methods_in_classes=True,
         constructor_names=frozenset({"__init__"}),
         export_rule="public_name",
+        import_aliases={"aliased_import": "alias"},
+        import_paths={"dotted_name": "first"},
+        import_skip=frozenset({"module_name"}),
+        import_wildcards=frozenset({"wildcard_import"}),
         opener_tails=(b":", b"(", b"[", b"{", b"=", b","),
         opener_heads=(b"#", b"@", b"import", b"from"),
         regex=r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)",
         regex_blocks="indent",
+    ),
+    "go": LanguageSpec(
+        name="go",
+        extensions=(".go",),
+        grammar=("tree_sitter_go", "language"),
+        lexer="go",
+        function_kinds=frozenset({"function_declaration"}),
+        function_value_kinds=frozenset(),
+        class_kinds=frozenset(),
+        method_kinds=frozenset({"method_declaration"}),
+        import_kinds=frozenset({"import_declaration"}),
+        comment_kinds=frozenset({"comment"}),
+        decorator_kinds=frozenset(),
+        type_kinds={"type_spec": "type", "type_alias": "type"},
+        type_shapes={"struct_type": "struct", "interface_type": "interface"},
+        wrappers={"type_declaration": ()},
+        receiver_field="receiver",
+        export_rule="capitalized",
+        import_aliases={"import_spec": "name"},
+        import_paths={"interpreted_string_literal": "last"},
+        **_BRACES,
+        opener_heads=(b"//", b"/*", b"import"),
+        regex=r"^func[ \t]+(?:\([^)]*\)[ \t]*)?(\w+)",
+    ),
+    "java": LanguageSpec(
+        name="java",
+        extensions=(".java",),
+        grammar=("tree_sitter_java", "language"),
+        lexer="java",
+        function_kinds=frozenset(),
+        function_value_kinds=frozenset(),
+        class_kinds=frozenset({"class_declaration", "record_declaration"}),
+        method_kinds=frozenset({"method_declaration", "constructor_declaration"}),
+        constructor_kinds=frozenset({"constructor_declaration"}),
+        import_kinds=frozenset({"import_declaration"}),
+        comment_kinds=frozenset({"line_comment", "block_comment"}),
+        decorator_kinds=frozenset(),  # annotations are inside `modifiers`
+        type_kinds={
+            "interface_declaration": "interface",
+            "annotation_type_declaration": "interface",
+            "enum_declaration": "enum",
+        },
+        export_rule="modifier",
+        public_markers=frozenset({"public"}),
+        import_paths={"scoped_identifier": "last", "identifier": "last"},
+        import_wildcards=frozenset({"asterisk"}),
+        **_BRACES,
+        opener_heads=(b"//", b"/*", b"@", b"import"),
+        regex=(
+            r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|synchronized)[ \t]+)+"
+            r"[\w<>\[\].,? ]+[ \t]+(\w+)[ \t]*\("
+        ),
+    ),
+    "rust": LanguageSpec(
+        name="rust",
+        extensions=(".rs",),
+        grammar=("tree_sitter_rust", "language"),
+        lexer="rust",
+        function_kinds=frozenset({"function_item", "function_signature_item"}),
+        function_value_kinds=frozenset({"closure_expression"}),
+        class_kinds=frozenset(),
+        method_kinds=frozenset(),
+        import_kinds=frozenset({"use_declaration"}),
+        comment_kinds=frozenset({"line_comment", "block_comment"}),
+        decorator_kinds=frozenset({"attribute_item", "inner_attribute_item"}),
+        type_kinds={
+            "struct_item": "struct",
+            "enum_item": "enum",
+            "union_item": "struct",
+            "trait_item": "trait",
+            "impl_item": "impl",
+            "type_item": "type",
+            "mod_item": "namespace",
+        },
+        name_fields={"impl_item": "type"},
+        wrappers={"let_declaration": ("value",)},
+        bindings={"let_declaration": ("pattern", "value")},
+        value_kinds={"closure_expression": "lambda"},
+        methods_in_classes=True,
+        export_rule="modifier",
+        public_markers=frozenset({"visibility_modifier"}),
+        import_aliases={"use_as_clause": "alias"},
+        import_paths={"scoped_identifier": "last", "identifier": "last"},
+        import_skip=frozenset({"path"}),
+        import_wildcards=frozenset({"use_wildcard"}),
+        **_BRACES,
+        opener_heads=(b"//", b"/*", b"#[", b"#![", b"use"),
+        regex=(
+            r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?"
+            r"(?:(?:const|async|unsafe|extern(?:[ \t]+\"[^\"]*\")?)[ \t]+)*fn[ \t]+(\w+)"
+        ),
     ),
 }
 

@@ -16,7 +16,7 @@ from nexus.types import CHUNKABLE_LANGUAGES
 from tests.helpers import analyze_text
 from tests.test_chunking_invariants import check_invariants
 
-PATHS = {"python": "pkg/mod.py"}
+PATHS = {"python": "pkg/mod.py", "go": "pkg/mod.go", "java": "pkg/Mod.java", "rust": "src/m.rs"}
 
 
 def chunk(text: str, language: str, **settings_):
@@ -96,6 +96,78 @@ SHAPES = [
         '__all__ = ("b",)\ndef a():\n    pass\ndef b():\n    pass\n',
         ("b", "function", 4, 5, True),
     ),
+    # Go
+    ("go", "package p\nfunc Send(a int) int {\n\treturn a\n}\n", ("Send", "function", 2, 4, True)),
+    ("go", "package p\nfunc send() {}\n", ("send", "function", 2, 2, False)),
+    (
+        "go",
+        "package p\nfunc (s *Server) Start() error {\n\treturn nil\n}\n",
+        ("Server.Start", "method", 2, 4, True),  # the receiver names the owner
+    ),
+    ("go", "package p\nfunc (s Server) stop() {}\n", ("Server.stop", "method", 2, 2, False)),
+    ("go", "package p\ntype Server struct {\n\taddr string\n}\n", ("Server", "struct", 2, 4, True)),
+    (
+        "go",
+        "package p\ntype Handler interface {\n\tServe() error\n}\n",
+        ("Handler", "interface", 2, 4, True),
+    ),
+    ("go", "package p\ntype ID int\n", ("ID", "type", 2, 2, True)),
+    ("go", "package p\ntype Alias = int\n", ("Alias", "type", 2, 2, True)),
+    ("go", "package p\ntype (\n\tA int\n\tb string\n)\n", ("b", "type", 4, 4, False)),
+    # Java
+    (
+        "java",
+        "public class Orders {\n  void run() {}\n}\n",
+        ("Orders", "class", 1, 3, True),
+    ),
+    (
+        "java",
+        "class Orders {\n  @Override\n  public int size() { return 0; }\n}\n",
+        ("Orders.size", "method", 2, 3, True),  # annotations are part of the method
+    ),
+    (
+        "java",
+        "class Orders {\n  Orders(int a) {}\n}\n",
+        ("Orders.Orders", "constructor", 2, 2, False),
+    ),
+    (
+        "java",
+        "class A {\n  static class B {\n    void m() {}\n  }\n}\n",
+        ("A.B.m", "method", 3, 3, False),
+    ),
+    ("java", "interface Api {\n  void find(int id);\n}\n", ("Api.find", "method", 2, 2, False)),
+    ("java", "public interface Api {}\n", ("Api", "interface", 1, 1, True)),
+    ("java", "enum Color { RED, GREEN }\n", ("Color", "enum", 1, 1, False)),
+    ("java", "record Point(int x, int y) {}\n", ("Point", "class", 1, 1, False)),
+    ("java", "@interface Marker {}\n", ("Marker", "interface", 1, 1, False)),
+    # Rust
+    ("rust", "pub fn send(a: i32) -> i32 {\n    a\n}\n", ("send", "function", 1, 3, True)),
+    ("rust", "async fn load() {}\n", ("load", "function", 1, 1, False)),
+    ("rust", "pub struct Point {\n    x: i32,\n}\n", ("Point", "struct", 1, 3, True)),
+    ("rust", "enum Shape { Circle }\n", ("Shape", "enum", 1, 1, False)),
+    ("rust", "pub trait Area {\n    fn area(&self) -> f64;\n}\n", ("Area", "trait", 1, 3, True)),
+    (
+        "rust",
+        "trait Area {\n    fn area(&self) -> f64;\n}\n",
+        ("Area.area", "method", 2, 2, False),
+    ),
+    (
+        "rust",
+        "impl<T> Wrapper<T> {\n    pub fn new() -> Self {\n        todo!()\n    }\n}\n",
+        ("Wrapper.new", "method", 2, 4, True),
+    ),
+    (
+        "rust",
+        "impl Area for Point {\n    fn area(&self) -> f64 { 0.0 }\n}\n",
+        ("Point", "impl", 1, 3, False),
+    ),
+    ("rust", "type Map = HashMap<String, i32>;\n", ("Map", "type", 1, 1, False)),
+    ("rust", "mod inner {\n    pub fn helper() {}\n}\n", ("inner.helper", "function", 2, 2, True)),
+    (
+        "rust",
+        "fn run() {\n    let double = |x: i32| x * 2;\n}\n",
+        ("run.double", "lambda", 2, 2, False),
+    ),
 ]
 
 
@@ -130,6 +202,31 @@ def test_python_imports_bind_the_names_the_code_uses():
         b"r",
         b"s",
     )
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "expected"),
+    [
+        (
+            "go",
+            'package p\nimport (\n\t"fmt"\n\tstr "strings"\n\t_ "embed"\n)\nimport "net/http"\n',
+            (b"fmt", b"str", b"http"),
+        ),
+        (
+            "java",
+            "import java.util.List;\nimport static java.lang.Math.max;\nimport java.io.*;\n",
+            (b"List", b"max"),
+        ),
+        (
+            "rust",
+            "use std::collections::HashMap;\nuse crate::db::{self, Pool as P, models::*};\n"
+            "use serde::{Deserialize, ser::Serialize};\n",
+            (b"HashMap", b"P", b"Deserialize", b"Serialize"),
+        ),
+    ],
+)
+def test_imports_bind_the_names_the_code_uses(language, source, expected):
+    assert analyze_text(source, PATHS[language], language).imported_names == expected
 
 
 def test_python_chunks_list_imports_and_keep_docstring_and_decorators():
@@ -178,6 +275,55 @@ def test_python_regex_baseline_finds_defs_by_indentation():
         "C",
         "C.m",
     }
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "expected"),
+    [
+        (
+            "go",
+            "package p\nfunc A() {\n\tif x { y() }\n}\nfunc (s *S) B() {}\nvar c = func() {}\n",
+            [("A", 2, 4), ("B", 5, 5)],
+        ),
+        (
+            "java",
+            "class C {\n  public static int a(int x) {\n    return x;\n  }\n  void b() {}\n}\n",
+            [("a", 2, 4)],  # package-private methods have no modifier to match
+        ),
+        (
+            "rust",
+            "pub async fn a() {\n    b();\n}\nimpl S {\n    fn c(&self) {}\n}\n",
+            [("a", 1, 3), ("c", 5, 5)],
+        ),
+    ],
+)
+def test_regex_baselines_of_brace_languages(language, source, expected):
+    matches = regex_functions(source, language)
+    assert [(m.name, m.start_line, m.end_line) for m in matches] == expected
+
+
+@pytest.mark.parametrize(
+    ("language", "oop", "functional"),
+    [
+        (
+            "go",
+            "package p\nfunc (s *S) A() {}\nfunc (s *S) B() {}\nfunc C() {}\n",
+            "package p\nfunc A() {}\nfunc B() {}\nfunc (s *S) C() {}\n",
+        ),
+        (
+            "rust",
+            "impl S {\n    fn a(&self) {}\n    fn b(&self) {}\n}\nfn c() {}\n",
+            "fn a() {}\nfn b() {}\nimpl S {\n    fn c(&self) {}\n}\n",
+        ),
+    ],
+)
+def test_auto_profile_counts_receivers_and_impls_as_members(language, oop, functional):
+    from nexus.config import ChunkConfig
+    from nexus.pipeline import pick_profile
+
+    for text, expected in ((oop, "oop"), (functional, "functional")):
+        analysis = analyze_text(text, PATHS[language], language)
+        assert pick_profile(analysis, ChunkConfig())[0].name == expected
 
 
 @pytest.mark.parametrize(("language", "source", "expected"), SHAPES)
@@ -244,8 +390,86 @@ def python_statement(draw, indent: str, depth: int) -> str:
     return f"{indent}class {name.capitalize()}(Base):\n{methods or inner + 'pass'}"
 
 
+# Brace languages: statement and declaration templates per language ({n}: a name,
+# {s}: a string, {b}: a block of statements).
+BRACE_TEMPLATES = {
+    "go": {
+        "statements": (
+            "{n} := {s}",
+            "// {s}",
+            "{n}({s}, 42)",
+            "if {n} {{\n{b}\n}} else {{\n{b}\n}}",
+        ),
+        "declarations": (
+            "// {n} docs\nfunc {N}(a int) int {{\n{b}\nreturn a\n}}",
+            "func (s *Server) {N}(x string) {{\n{b}\n}}",
+            "type {N} struct {{\n\tname string\n\tvalue int\n}}",
+            "var {n} = []string{{{s}, {s}}}",
+        ),
+        "header": "package p\n\n",
+    },
+    "java": {
+        "statements": (
+            "var {n} = {s};",
+            "// {s}",
+            "{n}({s}, 42);",
+            "if ({n}) {{\n{b}\n}} else {{\n{b}\n}}",
+        ),
+        "declarations": (
+            "/** {n} docs */\n@Override\npublic int {n}(int a) {{\n{b}\nreturn a;\n}}",
+            "static class {N} {{\nvoid run() {{\n{b}\n}}\n}}",
+            "private String {n} = {s};",
+            "enum {N} {{ RED, GREEN }}",
+        ),
+        "header": "import java.util.List;\n\npublic class Main {\n",
+        "footer": "\n}\n",
+    },
+    "rust": {
+        "statements": (
+            "let {n} = {s};",
+            "// {s}",
+            "{n}({s}, 42);",
+            "if {n} {{\n{b}\n}} else {{\n{b}\n}}",
+        ),
+        "declarations": (
+            "/// {n} docs\n#[inline]\npub fn {n}(a: i32) -> i32 {{\n{b}\na\n}}",
+            "impl {N} {{\nfn run(&self) {{\n{b}\n}}\n}}",
+            "pub struct {N} {{\n    name: String,\n}}",
+            "trait {N} {{\nfn area(&self) -> f64;\n}}",
+        ),
+        "header": "use std::fmt;\n\n",
+    },
+}
+
+
+@st.composite
+def brace_program(draw, language: str) -> str:
+    templates = BRACE_TEMPLATES[language]
+
+    def block(depth: int) -> str:
+        lines = []
+        for _ in range(draw(st.integers(0, 5))):
+            options = templates["statements"][: 4 if depth < 2 else 3]
+            template = draw(st.sampled_from(options))
+            inner = block(depth + 1) if "{b}" in template else ""
+            lines.append(fill(template, inner))
+        return "\n".join(lines)
+
+    def fill(template: str, inner: str) -> str:
+        name = draw(identifiers).replace("δ", "d").replace("é", "e")  # ASCII names: Go/Java ok
+        return template.format(n=name, N=name.capitalize(), s=draw(strings), b=inner)
+
+    declarations = [
+        fill(template, block(1))
+        for template in draw(st.lists(st.sampled_from(templates["declarations"]), max_size=8))
+    ]
+    body = "\n\n".join(declarations)
+    return templates["header"] + body + templates.get("footer", "\n")
+
+
 PROGRAMS = {
     "python": st.lists(python_statement("", 0), max_size=10).map("\n\n".join),
+    **{language: brace_program(language) for language in BRACE_TEMPLATES},
 }
 
 
@@ -279,6 +503,30 @@ HOSTILE = {
         "multibyte": "s = '" + "日本語のテキスト🙂" * 300 + "'\ndef f():\n    return 'é'\n",
         "crlf": "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n",
     },
+    "go": {
+        "deep": "package p\nvar deep = " + "(" * 3000 + "1" + ")" * 3000 + "\n",
+        "error": "package p\nfunc ok() int {\n\treturn 1\n}\n"
+        + "".join(f"func f{i}() int {{\n\treturn {i}\n}}\n" for i in range(30))
+        + "func broken( {\n\treturn ;;; }}}\n",
+        "multibyte": 'package p\nvar s = "' + "日本語のテキスト🙂" * 300 + '"\nfunc f() {}\n',
+        "crlf": "package p\r\n\r\nfunc a() {\r\n\treturn\r\n}\r\n\r\nfunc b() {\r\n}\r\n",
+    },
+    "java": {
+        "deep": "class D {\n  int deep = " + "(" * 3000 + "1" + ")" * 3000 + ";\n}\n",
+        "error": "class ok {}\n"
+        + "".join(f"class F{i} {{ int f() {{ return {i}; }} }}\n" for i in range(30))
+        + "class broken { void m( {\n  return ;;; }}}\n",
+        "multibyte": 'class S {\n  String s = "' + "日本語のテキスト🙂" * 300 + '";\n}\n',
+        "crlf": "class a {\r\n  int x;\r\n}\r\n\r\nclass b {\r\n  int y;\r\n}\r\n",
+    },
+    "rust": {
+        "deep": "fn deep() -> i32 {\n    " + "(" * 3000 + "1" + ")" * 3000 + "\n}\n",
+        "error": "fn ok() -> i32 {\n    1\n}\n"
+        + "".join(f"fn f{i}() -> i32 {{\n    {i}\n}}\n" for i in range(30))
+        + "fn broken( {\n    return ;;; }}}\n",
+        "multibyte": 'const S: &str = "' + "日本語のテキスト🙂" * 300 + '";\nfn f() {}\n',
+        "crlf": "fn a() {\r\n    1;\r\n}\r\n\r\nfn b() {\r\n    2;\r\n}\r\n",
+    },
 }
 
 
@@ -294,7 +542,9 @@ def test_invariants_hold_on_hostile_input(language, case):
         assert flagged and not chunks[0].has_error
         assert any("broken" in c.text for c in flagged)
     if case == "crlf":
-        assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("a", 1, 2), ("b", 4, 5)]
+        symbols = [c.symbol for c in chunks]
+        assert symbols[-2:] == ["a", "b"], [(c.symbol, c.text) for c in chunks]
+        assert chunks[-1].end_line == text.rstrip().count("\n") + 1
 
 
 REAL_PYTHON = ["textwrap.py", "json/decoder.py", "dataclasses.py"]

@@ -14,12 +14,13 @@ from functools import cached_property
 import numpy as np
 import tree_sitter
 
-from nexus.chunking.profiles import FUNCTION_KINDS, TopLevel
+from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
 from nexus.extract import (
+    METHOD_OWNERS,
     declared_exports,
     definition_below,
     extract_units,
-    imported_identifiers,
+    imported_names,
     span_kinds,
     unit_at,
 )
@@ -86,7 +87,8 @@ class FileAnalysis:
 
     @cached_property
     def top_level(self) -> TopLevel:
-        """Members of top-level classes and top-level functions (for ``auto``); the
+        """Members of top-level classes (impls, traits; Go's methods) and top-level
+        functions (for ``auto``); the
         classification of the top-level nodes is remembered for the chunker."""
         spec = LANGUAGES[self.language]
         callables = spec.method_kinds | (spec.function_kinds if spec.methods_in_classes else set())
@@ -97,7 +99,9 @@ class FileAnalysis:
                 continue
             if unit.kind in FUNCTION_KINDS:
                 functions += 1
-            elif unit.kind == "class":
+            elif unit.kind in MEMBER_KINDS:  # Go methods are top-level declarations
+                members += 1
+            elif unit.kind in METHOD_OWNERS:
                 definition = definition_below(statement, spec)
                 body = definition.child_by_field_name("body") if definition else None
                 members += sum(
@@ -121,8 +125,7 @@ class FileAnalysis:
     @cached_property
     def imported_names(self) -> tuple[bytes, ...]:
         """Local names bound by the file's imports (UTF-8), first binding first."""
-        found = imported_identifiers(self.tree, self.language)
-        return tuple(dict.fromkeys(node.text or b"" for node in found))
+        return tuple(dict.fromkeys(imported_names(self.tree, self.language)))
 
     @cached_property
     def import_uses(self) -> tuple[list[int], list[int]]:

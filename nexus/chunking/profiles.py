@@ -19,9 +19,11 @@ FUNCTION_KINDS = frozenset(
     {"function", "arrow", "function_expression", "wrapped_function", "lambda"}
 )
 MEMBER_KINDS = frozenset({"method", "constructor", "getter", "setter"})
-TYPE_KINDS = frozenset({"class", "interface", "type", "enum", "namespace"})
+TYPE_KINDS = frozenset(
+    {"class", "interface", "type", "enum", "namespace", "struct", "trait", "impl"}
+)
 #: Type declarations without behaviour: under ``min_tokens`` they join their neighbours.
-DECLARATION_KINDS = frozenset({"interface", "type", "enum"})
+DECLARATION_KINDS = frozenset({"interface", "type", "enum", "struct"})
 ALL_UNIT_KINDS = FUNCTION_KINDS | MEMBER_KINDS | TYPE_KINDS
 
 
