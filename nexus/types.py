@@ -33,9 +33,7 @@ class Category(StrEnum):
 
 #: Languages Nexus parses and chunks (the keys of ``nexus.languages.LANGUAGES``, a
 #: test checks); other recognised languages are only reported.
-CHUNKABLE_LANGUAGES = frozenset(
-    {"javascript", "typescript", "tsx", "python", "go", "java", "rust"}
-)
+CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "python", "go", "java", "rust"})
 
 #: Categories whose files may be chunked (when their language is chunkable); the file
 #: selection (``nexus.selection``) decides which are: by default only ``source``.

@@ -113,7 +113,7 @@ LONG_LINES = b"\n".join([b"x" * 400] * 4)  # mean 400 over 1,600 characters
         ("src/App.tsx", JS, C.SOURCE, "tsx", "tsx source"),
         ("src/empty.js", b"", C.SOURCE, "javascript", "empty file"),
         ("styles/a.css", b"a { color: red; }\n", C.SOURCE, "css", "not chunked"),
-        ("tool/main.go", b"package main\n", C.SOURCE, "go", "not chunked"),
+        ("tool/main.rb", b"puts 1\n", C.SOURCE, "ruby", "not chunked"),
         # unsupported
         ("icon.svg", b"<svg/>", C.UNSUPPORTED, "svg", "recognised"),
         ("data.xyz", b"hello", C.UNSUPPORTED, None, "extension '.xyz'"),
