@@ -16,7 +16,7 @@ p50/p95 at 10k and 100k vectors, usearch vs exact numpy.
     .venv/bin/python bench/retrieval.py [--quick] [--dev-only]
 
 Results: ``bench/results/retrieval.{json,md}``. Embeddings are cached in
-``.nexus-cache/embeddings``; a second run takes a few minutes.
+``$NEXUS_CACHE_DIR`` (default ``.nexus-cache/embeddings``); a second run takes a few minutes.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def main() -> None:
     args = parser.parse_args()
 
     sets = [dev_set()] if args.dev_only else [dev_set(), heldout_set()]
-    cache = EmbeddingCache(ROOT / ".nexus-cache" / "embeddings")
+    cache = EmbeddingCache()  # $NEXUS_CACHE_DIR, else .nexus-cache/embeddings
     embedders = {
         "plain": CachedEmbedder(default_embedder(words_view=False), cache),
         "nexus": CachedEmbedder(default_embedder(), cache),

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
-from nexus.embedding import ModelUnavailableError
+from nexus.embedding import EmbeddingCancelled, ModelUnavailableError
+from nexus.embedding_cache import CacheError
 from nexus.selection import SWITCHES
 from nexus.sources import IngestError, IngestSettings, Repository, open_repository
 
@@ -44,8 +45,21 @@ def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-header", action="store_true", help="embed code without context")
 
 
+def _add_cache_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cache",
+        help="embedding cache folder (default $NEXUS_CACHE_DIR, else .nexus-cache/embeddings)",
+    )
+    parser.add_argument(
+        "--cache-max-mb",
+        type=float,
+        help="cache budget in MB; least recently used vectors go first "
+        "(default $NEXUS_CACHE_MAX_MB, else 1024)",
+    )
+
+
 def _add_embedding_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache", default=".nexus-cache", help="embedding cache folder")
+    _add_cache_options(parser)
     parser.add_argument("--model", help="local sentence-transformers model folder")
 
 
@@ -150,11 +164,19 @@ def _embedder(args: argparse.Namespace, config: ChunkConfig):
     sentence-transformers folder; the default is the bundled all-MiniLM-L6-v2.
     """
     from nexus.config import load_model_path
-    from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder
+    from nexus.embedding import CachedEmbedder, default_embedder
 
     model = args.model or (load_model_path(args.config) if args.config else None)
     embedder = default_embedder(words_view=config.words_view, model_path=model)
-    return CachedEmbedder(embedder, EmbeddingCache(args.cache))
+    return CachedEmbedder(embedder, _cache(args))
+
+
+def _cache(args: argparse.Namespace):
+    """The embedding cache named by ``--cache`` / ``--cache-max-mb`` (or their defaults)."""
+    from nexus.embedding_cache import EmbeddingCache, megabytes
+
+    budget = megabytes(args.cache_max_mb) if args.cache_max_mb is not None else None
+    return EmbeddingCache(args.cache, max_bytes=budget)
 
 
 def _analyses(args: argparse.Namespace, config: ChunkConfig):
@@ -174,7 +196,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     chunks = chunk_analyses(analyses, config, repo=repo.name)
     embedder = _embedder(args, config)
     index = VectorIndex.from_chunks(chunks, embedder, tqdm_progress("embedding chunks"))
-    folder = Path(args.out or Path(args.cache) / "indexes" / f"{repo.name}-{config.strategy}")
+    folder = Path(args.out or Path(".nexus-cache") / "indexes" / f"{repo.name}-{config.strategy}")
     index.save(folder)
     window = embedder.max_seq_length
     over = sum(n > window for n in embedder.count_wordpieces([c.embedding_text for c in chunks]))
@@ -292,6 +314,65 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from nexus.embedding_cache import default_cache_dir, delete_cache_files, megabytes
+
+    if args.action == "clear" and args.model is None:
+        # Deletes the files without opening them, so a corrupt cache can be cleared too.
+        folder = Path(args.cache) if args.cache else default_cache_dir()
+        removed = delete_cache_files(folder)
+        print(f"cleared the embedding cache in {folder} ({len(removed)} files removed)")
+        return 0
+    cache = _cache(args)
+    if args.action == "clear":
+        before = cache.count(args.model)
+        cache.clear(args.model)
+        print(f"removed {before} vectors of {args.model!r} from {cache.path}")
+        return 0
+    if args.action == "prune":
+        budget = megabytes(args.max_mb) if args.max_mb is not None else cache.max_bytes
+        removed = cache.prune(budget)
+        print(
+            f"removed {removed} least recently used vectors; {cache.path} is within {_mb(budget)}"
+        )
+    stats = cache.stats()
+    if args.json:
+        print(json.dumps(_cache_summary(stats), indent=2))
+        return 0
+    print(
+        f"{stats.path}: {_mb(stats.file_bytes)} on disk, {_mb(stats.live_bytes)} in use "
+        f"of a {_mb(stats.max_bytes)} budget, {stats.rows} vectors"
+    )
+    from nexus.tables import text_table
+
+    rows = [[m.model, str(m.dim), str(m.rows), _mb(m.bytes)] for m in stats.models]
+    if rows:
+        print(
+            "\n".join(text_table(["model", "dim", "vectors", "size"], rows, frozenset({1, 2, 3})))
+        )
+    if stats.legacy_bytes:
+        print(
+            f"old-format cache beside it: {_mb(stats.legacy_bytes)} (imported; `clear` deletes it)"
+        )
+    return 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def _cache_summary(stats) -> dict[str, object]:
+    return {
+        "path": str(stats.path),
+        "file_bytes": stats.file_bytes,
+        "live_bytes": stats.live_bytes,
+        "max_bytes": stats.max_bytes,
+        "rows": stats.rows,
+        "legacy_bytes": stats.legacy_bytes,
+        "models": [vars(m) for m in stats.models],
+    }
+
+
 def cmd_profiles(args: argparse.Namespace) -> int:
     from nexus.chunking.profiles import PROFILES, dump_profiles_toml
 
@@ -359,6 +440,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_search_options(evaluate)
     evaluate.set_defaults(run=cmd_eval)
 
+    cache = verbs.add_parser("cache", help="show, clear or prune the embedding cache")
+    cache.add_argument("action", nargs="?", choices=["show", "clear", "prune"], default="show")
+    _add_cache_options(cache)
+    cache.add_argument("--model", help="clear: only the vectors of this embedder name")
+    cache.add_argument("--max-mb", type=float, help="prune: down to this many MB (default: budget)")
+    cache.add_argument("--json", action="store_true", help="show: machine-readable output")
+    cache.set_defaults(run=cmd_cache)
+
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")
     profiles.add_argument("--toml", action="store_true", help="print them as an editable file")
     profiles.set_defaults(run=cmd_profiles)
@@ -376,9 +465,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ValueError,
         OSError,
         ModelUnavailableError,
+        CacheError,
     ) as exc:  # a message, no traceback
         print(f"nexus: error: {exc}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, EmbeddingCancelled):
+        print("nexus: interrupted; embeddings done so far are cached", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

