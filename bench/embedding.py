@@ -1,0 +1,431 @@
+"""Embedding benchmark: `nexus index` against the bare model, and what each embedding choice buys.
+
+Run: ``NEXUS_CACHE_DIR=/work/shared-cache .venv/bin/python bench/embedding.py`` (``--help``).
+Needs the query sets of ``bench/eval_sets.py`` (built on first use).
+
+Throughput, on the same chunk texts (Nexus AST chunks at the defaults of the dev,
+held-out and check sets, ``--texts`` of them, every length class represented), each
+repeat measuring everything back-to-back so machine load hits all rows alike:
+
+* bare: ``SentenceTransformer.encode(texts, batch_size=32)``, one process, all threads;
+  for the dual view, ``encode`` of the texts and of their words view;
+* nexus: what ``nexus index`` runs after chunking, on a fresh cache: ``CachedEmbedder``
+  (hashes, cache lookups, per-batch commits) over the embedder, the over-window count
+  and the vector index;
+* where the difference goes: the tokenizer alone, the over-window count, cache I/O,
+  batch sizes 16/32/64;
+* N processes x 1 thread against 1 process x N threads (N = the CPU count).
+
+Quality, with the real model (vectors computed once and kept in ``$NEXUS_BENCH_DIR``):
+MRR@10 of the defaults (hybrid search on) with float32 vectors and with float16 ones
+(what the cache stores), and with and without the dual view, on all three sets; how
+many chunks exceed the model's 256 word pieces, and what embedding them as extra
+windows would cost in model tokens.
+
+Times are printed and written, never asserted. ``uptime`` load is printed beside every
+repeat. Results: ``bench/results/embedding.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_sets import QuerySet, check_set, dev_set, heldout_set  # noqa: E402
+from bench.machine import machine  # noqa: E402
+from nexus.config import ChunkConfig  # noqa: E402
+from nexus.embedding import (  # noqa: E402
+    CachedEmbedder,
+    DualView,
+    Embedder,
+    SentenceTransformerEmbedder,
+)
+from nexus.embedding_cache import EmbeddingCache, text_key  # noqa: E402
+from nexus.evaluation import load_queries  # noqa: E402
+from nexus.experiments import evaluate_config  # noqa: E402
+from nexus.index import VectorIndex  # noqa: E402
+from nexus.pipeline import analyze_files, chunk_analyses  # noqa: E402
+from nexus.sources import open_repository  # noqa: E402
+from nexus.textview import code_as_words  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+BENCH_DIR = Path(os.environ.get("NEXUS_BENCH_DIR") or "/tmp/nexus-bench")
+VARIANTS = ("doc", "name", "calls")
+# Measured by the previous session (same sets, same defaults): embedding the rest of an
+# over-window chunk as extra windows and averaging, MRR@10 change per set.
+WINDOWS_DELTA = {"dev": -0.013, "heldout": +0.003, "check": +0.007}
+
+
+def load() -> str:
+    """The 1, 5 and 15-minute load averages."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+# --- the texts -----------------------------------------------------------------------
+
+
+def set_chunks(query_set: QuerySet, config: ChunkConfig):
+    repo = open_repository(query_set.corpus, name=query_set.name)
+    analyses = analyze_files(repo.source_files(), config.encoding)
+    return analyses, repo.name, chunk_analyses(analyses, config, repo=repo.name)
+
+
+def sample(chunks: list, n: int) -> list:
+    """``n`` chunks spread evenly over the length order (short and long ones alike)."""
+    if n >= len(chunks):
+        return chunks
+    ordered = sorted(chunks, key=lambda c: len(c.embedding_text))
+    picks = np.linspace(0, len(ordered) - 1, n).round().astype(int)
+    return [ordered[i] for i in picks]
+
+
+# --- throughput ----------------------------------------------------------------------
+
+
+def bare(model, texts: list[str], batch_size: int = 32) -> float:
+    start = time.perf_counter()
+    model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+    return time.perf_counter() - start
+
+
+def nexus_index(embedder: Embedder, chunks: list) -> float:
+    """What ``nexus index`` does after chunking, on a fresh cache."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cached = CachedEmbedder(embedder, EmbeddingCache(tmp))
+        start = time.perf_counter()
+        VectorIndex.from_chunks(chunks, cached)
+        cached.count_wordpieces([c.embedding_text for c in chunks])
+        return time.perf_counter() - start
+
+
+def breakdown(model, embedder: SentenceTransformerEmbedder, texts: list[str]) -> dict:
+    """Seconds of the parts around the model, on the same texts."""
+    out: dict[str, float] = {}
+    start = time.perf_counter()
+    for i in range(0, len(texts), 32):
+        model.tokenize(texts[i : i + 32])
+    out["tokenize_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    embedder.count_wordpieces(texts)
+    out["count_wordpieces_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    for text in texts:
+        code_as_words(text)
+    out["words_view_s"] = time.perf_counter() - start
+    vectors = np.random.default_rng(0).standard_normal((len(texts), 384)).astype(np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = EmbeddingCache(tmp)
+        start = time.perf_counter()
+        keys = [text_key(t) for t in texts]
+        cache.get("m", keys)
+        for i in range(0, len(keys), 256):
+            cache.put("m", dict(zip(keys[i : i + 256], vectors[i : i + 256], strict=True)))
+        cache.get("m", keys)
+        out["cache_io_s"] = time.perf_counter() - start
+    return {k: round(v, 3) for k, v in out.items()}
+
+
+WORKER = r"""
+import sys, time, json, os
+import torch
+torch.set_num_threads(int(sys.argv[1]))
+os.environ["HF_HUB_OFFLINE"] = "1"
+from nexus.embedding import SentenceTransformerEmbedder
+model = SentenceTransformerEmbedder().load()
+texts = json.loads(sys.stdin.readline())
+model.encode(texts[:8])
+print("ready", flush=True)
+sys.stdin.readline()
+start = time.perf_counter()
+model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+print(time.perf_counter() - start, flush=True)
+"""
+
+
+def processes_vs_threads(texts: list[str], n: int) -> dict[str, float]:
+    """Wall seconds for ``texts``: 1 process x n threads, and n processes x 1 thread
+    (each with 1/n of the texts, sorted by length and dealt round-robin)."""
+
+    def run(parts: list[list[str]], threads: int) -> float:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, str(threads)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for _ in parts
+        ]
+        for proc, part in zip(procs, parts, strict=True):
+            proc.stdin.write(json.dumps(part) + "\n")
+            proc.stdin.flush()
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "ready"
+        start = time.perf_counter()
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        for proc in procs:
+            proc.stdout.readline()
+            proc.wait()
+        return time.perf_counter() - start
+
+    ordered = sorted(texts, key=len)
+    return {
+        f"1x{n}_s": round(run([texts], n), 2),
+        f"{n}x1_s": round(run([ordered[i::n] for i in range(n)], 1), 2),
+    }
+
+
+# --- quality -------------------------------------------------------------------------
+
+
+class MemoEmbedder:
+    """The model's float32 vectors, computed once per text and kept on disk."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder, path: Path) -> None:
+        self.inner, self.path = inner, path
+        self.name, self.dim, self.max_seq_length = inner.name, 384, inner.max_seq_length
+        self.memo: dict[bytes, np.ndarray] = {}
+        if path.exists():
+            data = np.load(path)
+            self.memo = dict(zip(map(bytes, data["keys"]), data["vectors"], strict=True))
+
+    def encode(self, texts, progress=None) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        missing = list(
+            {k: t for k, t in zip(keys, texts, strict=True) if k not in self.memo}.items()
+        )
+        if missing:
+            vecs = self.inner.encode([t for _, t in missing])
+            self.memo.update((k, v) for (k, _), v in zip(missing, vecs, strict=True))
+        if not keys:
+            return np.zeros((0, self.dim), np.float32)
+        return np.stack([self.memo[k] for k in keys])
+
+    def count_wordpieces(self, texts):
+        return self.inner.count_wordpieces(texts)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = np.array([np.frombuffer(k, np.uint8) for k in self.memo], dtype=np.uint8)
+        np.savez(self.path, keys=keys, vectors=np.stack(list(self.memo.values())))
+
+
+class Float16:
+    """Vectors as the cache stores them: rounded to float16."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name = inner, inner.name
+        self.dim, self.max_seq_length = inner.dim, inner.max_seq_length
+
+    def encode(self, texts, progress=None) -> np.ndarray:
+        return self.inner.encode(texts).astype(np.float16).astype(np.float32)
+
+    def count_wordpieces(self, texts):
+        return self.inner.count_wordpieces(texts)
+
+
+def mrr(result) -> dict[str, float]:
+    return {v: round(result.metric("MRR@10", v), 3) for v in VARIANTS}
+
+
+def quality(sets: list[QuerySet], memo: MemoEmbedder) -> dict:
+    """Per set: MRR@10 f32 / f16 / single view, over-window counts and window cost."""
+    default = ChunkConfig()
+    dual = DualView(memo)
+    out = {}
+    for query_set in sets:
+        analyses, repo, chunks = set_chunks(query_set, default)
+        queries = load_queries(query_set.queries)
+        f32 = evaluate_config(analyses, repo, default, queries, dual)
+        f16 = evaluate_config(analyses, repo, default, queries, Float16(dual))
+        single = evaluate_config(analyses, repo, default.with_(words_view=False), queries, memo)
+        pieces = np.array(memo.count_wordpieces([c.embedding_text for c in chunks]))
+        window = memo.max_seq_length
+        windows = np.maximum(1, np.ceil((pieces - 2) / (window - 2))).astype(int)
+        read_now = np.minimum(pieces, window).sum()
+        read_windows = (pieces + 2 * (windows - 1)).sum()
+        out[query_set.name] = {
+            "chunks": len(chunks),
+            "over_window": int((pieces > window).sum()),
+            "extra_windows": int((windows - 1).sum()),
+            "window_token_cost": round(float(read_windows / read_now), 3),
+            "mrr_f32": mrr(f32),
+            "mrr_f16": mrr(f16),
+            "mrr_single": mrr(single),
+        }
+        print(f"[{query_set.name}] {out[query_set.name]}", flush=True)
+    memo.save()
+    return out
+
+
+# --- main ----------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=256, help="chunk texts to embed per run")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--skip-processes", action="store_true")
+    args = parser.parse_args()
+
+    sets = [dev_set(), heldout_set(), check_set()]
+    all_chunks = [c for s in sets for c in set_chunks(s, ChunkConfig())[2]]
+    chunks = sample(all_chunks, args.texts)
+    texts = [c.embedding_text for c in chunks]
+    words = [code_as_words(t) for t in texts]
+    st = SentenceTransformerEmbedder()
+    model = st.load()
+    threads = os.cpu_count() or 1
+    bare(model, texts[:16])  # warm up
+    print(f"{len(texts)} chunk texts of {len(all_chunks)}; {uptime()}", flush=True)
+
+    repeats = []
+    for rep in range(args.repeat):
+        row = {"load": load()}
+        row["bare_single_s"] = round(bare(model, texts), 2)
+        row["nexus_single_s"] = round(nexus_index(st, chunks), 2)
+        row["bare_dual_s"] = round(bare(model, texts + words), 2)
+        row["nexus_dual_s"] = round(nexus_index(DualView(st), chunks), 2)
+        row["load_after"] = load()
+        repeats.append(row)
+        print(f"repeat {rep + 1}: {row}", flush=True)
+    best = {k: min(r[k] for r in repeats) for k in repeats[0] if k.endswith("_s")}
+    rates = {
+        k.removesuffix("_s") + "_chunks_per_s": round(len(texts) / v, 1) for k, v in best.items()
+    }
+    ratio = {
+        "single": round(best["bare_single_s"] / best["nexus_single_s"], 3),
+        "dual": round(best["bare_dual_s"] / best["nexus_dual_s"], 3),
+    }
+    print(f"best of {args.repeat}: {rates}; nexus / bare: {ratio}", flush=True)
+
+    parts = breakdown(model, st, texts)
+    batch_sizes = {str(b): round(bare(model, texts, b), 2) for b in (16, 32, 64)}
+    print(f"around the model: {parts}; bare seconds by batch size: {batch_sizes}", flush=True)
+    split = {} if args.skip_processes else processes_vs_threads(texts, threads)
+    print(f"processes vs threads ({threads} CPUs): {split}", flush=True)
+
+    summary = {
+        "date": date.today().isoformat(),
+        "machine": machine(),
+        "uptime": uptime(),
+        "texts": len(texts),
+        "repeats": repeats,
+        "best_seconds": best,
+        "chunks_per_s": rates,
+        "nexus_over_bare": ratio,
+        "around_the_model_s": parts,
+        "bare_s_by_batch_size": batch_sizes,
+        "processes_vs_threads_s": split,
+        "cpus": threads,
+    }
+    if not args.skip_quality:
+        memo = MemoEmbedder(st, BENCH_DIR / "embedding-f32-vectors.npz")
+        summary["quality"] = quality(sets, memo)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "embedding.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (RESULTS / "embedding.md").write_text(markdown(summary))
+    print(f"wrote {RESULTS / 'embedding.md'} and .json")
+
+
+def markdown(s: dict) -> str:
+    r, best, n = s["chunks_per_s"], s["best_seconds"], s["texts"]
+    lines = [
+        f"# Embedding benchmark ({s['date']}, {s['machine']['nproc']} CPUs, {s['machine']['cpu']})",
+        "",
+        "The machine is shared with other jobs: figures are best of "
+        f"{len(s['repeats'])} repeats, each measuring every row back-to-back. "
+        f"`uptime` at the end: {s['uptime']}",
+        "",
+        f"## Throughput on {n} chunk texts (all-MiniLM-L6-v2, CPU, batch 32)",
+        "",
+        "| run | seconds (best) | chunks/s |",
+        "|---|---|---|",
+    ]
+    labels = {
+        "bare_single": "bare model, `encode(texts)`",
+        "nexus_single": "`nexus index` path, single view (`words_view = false`)",
+        "bare_dual": "bare model, `encode(texts + words views)`",
+        "nexus_dual": "`nexus index` path, dual view (default)",
+    }
+    for key, label in labels.items():
+        lines.append(f"| {label} | {best[key + '_s']} | {r[key + '_chunks_per_s']} |")
+    lines += [
+        "",
+        f"nexus / bare: single view {s['nexus_over_bare']['single']:.1%}, dual view "
+        f"{s['nexus_over_bare']['dual']:.1%} (target >= 90%).",
+        "",
+        "Repeats (seconds; load = 1/5/15-minute load averages before and after):",
+        "",
+        "| load | bare single | nexus single | bare dual | nexus dual | load after |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in s["repeats"]:
+        lines.append(
+            f"| {row['load']} | {row['bare_single_s']} | {row['nexus_single_s']} | "
+            f"{row['bare_dual_s']} | {row['nexus_dual_s']} | {row['load_after']} |"
+        )
+    parts = s["around_the_model_s"]
+    lines += [
+        "",
+        f"Around the model, on the same {n} texts (seconds): tokenizer alone "
+        f"{parts['tokenize_s']}, over-window count {parts['count_wordpieces_s']}, words view "
+        f"{parts['words_view_s']}, cache I/O (hash, get, put per 256, get) {parts['cache_io_s']}.",
+        f"Bare model seconds by batch size: {s['bare_s_by_batch_size']}.",
+    ]
+    if s["processes_vs_threads_s"]:
+        lines.append(
+            f"{s['cpus']} CPUs, same texts, model loaded beforehand: "
+            + ", ".join(
+                f"{k.removesuffix('_s').replace('x', ' process(es) x ')} thread(s) {v} s"
+                for k, v in s["processes_vs_threads_s"].items()
+            )
+            + "."
+        )
+    if "quality" in s:
+        lines += [
+            "",
+            "## What the embedding choices buy",
+            "",
+            "Defaults, hybrid search on; MRR@10 for doc / name / calls queries.",
+            "",
+            "| set | chunks | float32 | float16 (cache) | single view | > 256 word pieces | "
+            "extra windows | model tokens with windows | windows MRR (earlier) |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+
+        def fmt(m: dict) -> str:
+            return " / ".join(f"{m[v]:.3f}" for v in VARIANTS)
+
+        for name, q in s["quality"].items():
+            lines.append(
+                f"| {name} | {q['chunks']} | {fmt(q['mrr_f32'])} | {fmt(q['mrr_f16'])} | "
+                f"{fmt(q['mrr_single'])} | {q['over_window']} | {q['extra_windows']} | "
+                f"{q['window_token_cost']}x | {WINDOWS_DELTA[name]:+.3f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
