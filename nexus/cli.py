@@ -33,11 +33,18 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _add_chunk_options(parser: argparse.ArgumentParser) -> None:
+def _add_chunk_options(parser: argparse.ArgumentParser, both: bool = False) -> None:
     parser.add_argument("--config", help="settings file (.toml or .json) as exported by the app")
     _add_file_options(parser)
     parser.add_argument("--preset", help="token budget preset: retrieval, model-window, large")
-    parser.add_argument("--strategy", choices=["ast", "lines"])
+    if both:
+        parser.add_argument(
+            "--strategy",
+            choices=["ast", "lines", "both"],
+            help="which index to build (default ast; both: line-based beside AST)",
+        )
+    else:
+        parser.add_argument("--strategy", choices=["ast", "lines"])
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--min-tokens", type=int)
     parser.add_argument("--profile", help="auto, oop, functional, frontend, or a custom one")
@@ -78,7 +85,7 @@ def config_from_args(args: argparse.Namespace) -> ChunkConfig:
     if args.preset:
         config = apply_preset(config, args.preset)
     changes = {
-        "strategy": args.strategy,
+        "strategy": args.strategy if args.strategy != "both" else None,
         "max_tokens": args.max_tokens,
         "min_tokens": args.min_tokens,
         "profile": args.profile,
@@ -208,22 +215,46 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+STRATEGY_LABELS = {"lines": "line-based", "ast": "AST"}
+
+
+def _strategies(args: argparse.Namespace) -> tuple[str, ...]:
+    """The indexes a verb builds: AST unless ``--strategy lines`` or ``both`` asks."""
+    return ("lines", "ast") if args.strategy == "both" else (args.strategy or "ast",)
+
+
+def _build_indexes(
+    args: argparse.Namespace, config: ChunkConfig, embedder, analyses, repo, progress=None
+):
+    """Chunk and index only the strategies asked for (the line-based index costs a
+    second embedding pass, so it is built only on request)."""
+    from nexus.index import build_indexes
+    from nexus.pipeline import chunk_analyses
+
+    lists = [
+        chunk_analyses(analyses, config.with_(strategy=s), repo=repo.name)
+        for s in _strategies(args)
+    ]
+    return build_indexes(lists, embedder, progress)
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from nexus.embedding import tqdm_progress
-    from nexus.evaluation import render_text
-    from nexus.pipeline import chunk_analyses
-    from nexus.search import SideBySide
+    from nexus.evaluation import PRIMARY_RULE, render_text, score_query
 
-    # --strategy picks what is shown here (default both); both are always chunked.
-    config = config_from_args(argparse.Namespace(**{**vars(args), "strategy": None}))
+    config = config_from_args(args)
     repo, analyses = _analyses(args, config)
-    ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
-    line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
-    both = SideBySide(line_chunks, ast_chunks, _embedder(args, config), progress=tqdm_progress())
-    result = both.query(args.query, k=args.k, lexical_weight=config.lexical_weight)
-    shown = {"lines": [("line-based", result.lines)], "ast": [("AST", result.ast)]}.get(
-        args.strategy, [("line-based", result.lines), ("AST", result.ast)]
-    )
+    embedder = _embedder(args, config)
+    indexes = _build_indexes(args, config, embedder, analyses, repo, tqdm_progress())
+    vec = embedder.encode([args.query])[0]
+    weight = config.lexical_weight
+    shown = [
+        (
+            STRATEGY_LABELS[strategy],
+            score_query(index, vec, None, args.k, PRIMARY_RULE, True, args.query, weight),
+        )
+        for strategy, index in zip(_strategies(args), indexes, strict=True)
+    ]
     if args.json:
         print(
             json.dumps(
@@ -258,6 +289,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from nexus.evaluation import (
         compare,
         comparison_table,
+        evaluate,
         load_queries,
         metrics_table,
         render_text,
@@ -293,24 +325,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(render_text((["config", "chunks", "MRR@10", "R@5", "lines@5", "> window"], rows)))
         print(f"best: {describe(best(results).config)}")
         return 0
-    from nexus.index import build_indexes
-    from nexus.pipeline import chunk_analyses
-
-    line_chunks = chunk_analyses(analyses, config.with_(strategy="lines"), repo=repo.name)
-    ast_chunks = chunk_analyses(analyses, config.with_(strategy="ast"), repo=repo.name)
-    lines_index, ast_index = build_indexes([line_chunks, ast_chunks], embedder)
-    comparison = compare(
-        queries, lines_index, ast_index, embedder, k=args.k, lexical_weight=config.lexical_weight
-    )
-    print(render_text(metrics_table(comparison.baseline, comparison.candidate)))
-    print()
-    print(render_text(comparison_table(comparison)))
+    indexes = _build_indexes(args, config, embedder, analyses, repo)
+    if len(indexes) == 2:
+        comparison = compare(
+            queries, *indexes, embedder, k=args.k, lexical_weight=config.lexical_weight
+        )
+        reports = [comparison.baseline, comparison.candidate]
+    else:
+        label = STRATEGY_LABELS[_strategies(args)[0]]
+        weight = config.lexical_weight
+        reports = [
+            evaluate(queries, indexes[0], embedder, args.k, label=label, lexical_weight=weight)
+        ]
+    print(render_text(metrics_table(*reports)))
+    if len(indexes) == 2:
+        print()
+        print(render_text(comparison_table(comparison)))
     if args.json:
         out = Path(args.json)
         out.mkdir(parents=True, exist_ok=True)
-        save_report(comparison.baseline, out / "lines.json")
-        save_report(comparison.candidate, out / "ast.json")
-        print(f"\nreports written to {out}/lines.json and {out}/ast.json")
+        names = [f"{strategy}.json" for strategy in _strategies(args)]
+        for report, name in zip(reports, names, strict=True):
+            save_report(report, out / name)
+        print(f"\nreports written to {out}: {', '.join(names)}")
     return 0
 
 
@@ -421,8 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     search = verbs.add_parser("search", help="query line-based and AST chunks side by side")
     search.add_argument("target")
     search.add_argument("query")
-    _add_chunk_options(search)
-    search.set_defaults(strategy="both")
+    _add_chunk_options(search, both=True)
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
     _add_search_options(search)
@@ -431,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
     evaluate.add_argument("target")
     evaluate.add_argument("--queries", required=True, help="query JSONL (shared/eval format)")
-    _add_chunk_options(evaluate)
+    _add_chunk_options(evaluate, both=True)
     evaluate.add_argument("-k", type=int, default=10)
     evaluate.add_argument("--json", help="folder to write the two reports to")
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")

@@ -252,3 +252,49 @@ def test_preset_sets_the_budget_and_flags_override_it(capsys):
     assert config_from_args(args).lexical_weight == 0
     code, _, err = run(capsys, "chunk", str(SAMPLES / "ts-payments"), "--preset", "tiny")
     assert code == 2 and "unknown preset" in err
+
+
+class CountingEmbedder:
+    """The hashing embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        from nexus.ui.fake_embedder import HashingEmbedder
+
+        self.inner = HashingEmbedder()
+        self.name, self.dim, self.max_seq_length = "counting", 256, 256
+        self.texts = 0
+
+    def encode(self, texts, progress=None):
+        self.texts += len(texts)
+        return self.inner.encode(texts, progress)
+
+    def count_wordpieces(self, texts):
+        return self.inner.count_wordpieces(texts)
+
+
+@pytest.mark.parametrize("verb", ["search", "eval"])
+def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, verb):
+    from nexus import cli
+    from nexus.config import ChunkConfig
+    from nexus.evaluation import load_queries
+    from nexus.pipeline import chunk_repository
+    from nexus.sources import open_repository
+
+    extra = ["createImage"] if verb == "search" else ["--queries", str(EVAL_REPO / "queries.jsonl")]
+    sizes = {}
+    for strategy in ("lines", "ast"):
+        config = ChunkConfig(strategy=strategy)
+        sizes[strategy] = len(chunk_repository(open_repository(EVAL_REPO), config))
+    for flag, shown, built in [
+        ([], ["AST"], sizes["ast"]),
+        (["--strategy", "lines"], ["line-based"], sizes["lines"]),
+        (["--strategy", "both"], ["line-based", "AST"], sizes["ast"] + sizes["lines"]),
+    ]:
+        embedder = CountingEmbedder()
+        monkeypatch.setattr(cli, "_embedder", lambda args, config, e=embedder: e)
+        code, out, _ = run(capsys, verb, str(EVAL_REPO), *extra, *flag)
+        assert code == 0
+        queries = 1 if verb == "search" else len(load_queries(EVAL_REPO / "queries.jsonl"))
+        assert embedder.texts == built + queries
+        for label in ("line-based", "AST"):
+            assert (label in out) == (label in shown), (flag, label)
