@@ -157,35 +157,47 @@ class EmbeddingCache:
                     raise
                 db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
-            raise CacheError(
-                f"the embedding cache {self.path} cannot be used ({exc}); "
-                f"`nexus cache clear --cache {self.folder}` deletes it"
-            ) from exc
+            raise self._unusable(exc) from exc
 
     def _create(self) -> None:
-        """Create the schema once (WAL, incremental vacuum) and import an old-format file."""
-        try:
-            with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
-                if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-                    return
-                # Both only take effect before the first table: 8 KB pages hold ~10 rows
-                # of 384 float16 (4 KB pages: 10% more bytes a row).
-                db.execute("PRAGMA page_size = 8192")
-                db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                db.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(
-                f"the embedding cache {self.path} cannot be used ({exc}); "
-                f"`nexus cache clear --cache {self.folder}` deletes it"
-            ) from exc
-        with self._connect(write=True) as db:
-            if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        """Create the schema once (WAL, incremental vacuum) and import an old-format file.
+
+        Processes opening a new cache at the same time take turns through a lock file:
+        the page size, vacuum mode and journal mode must be set before the first table,
+        which SQLite's own locks cannot order.
+        """
+        if self._version() == SCHEMA_VERSION:
+            return
+        with _exclusive(self.folder / "vectors.lock"):
+            if self._version() == SCHEMA_VERSION:
                 return  # another process made it meanwhile
-            for statement in _SCHEMA:
-                db.execute(statement)
-            self._import_legacy(db)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            try:
+                with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
+                    # 8 KB pages hold ~10 rows of 384 float16 (4 KB pages: 10% more a row).
+                    db.execute("PRAGMA page_size = 8192")
+                    db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                    db.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from exc
+            with self._connect(write=True) as db:
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                self._import_legacy(db)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._evict()
+
+    def _version(self) -> int:
+        try:
+            with closing(sqlite3.connect(self.path, timeout=60)) as db:
+                return int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            raise self._unusable(exc) from exc
+
+    def _unusable(self, exc: Exception) -> CacheError:
+        return CacheError(
+            f"the embedding cache {self.path} cannot be used ({exc}); "
+            f"`nexus cache clear --cache {self.folder}` deletes it"
+        )
 
     def _import_legacy(self, db: sqlite3.Connection) -> None:
         """Copy the rows of an old ``embeddings.sqlite`` (float32, hex keys), oldest use."""
@@ -371,9 +383,25 @@ def _unpack(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=STORED_DTYPE).astype(np.float32)
 
 
+@contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` between processes (flock; a no-op without fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: creation races are then left to SQLite
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def delete_cache_files(folder: str | os.PathLike[str]) -> list[Path]:
     """Remove the cache files of ``folder`` without opening them (for a corrupt cache)."""
-    names = [FILE_NAME, FILE_NAME + "-wal", FILE_NAME + "-shm", LEGACY_FILE_NAME]
+    names = [FILE_NAME, FILE_NAME + "-wal", FILE_NAME + "-shm", "vectors.lock", LEGACY_FILE_NAME]
     removed = [Path(folder) / n for n in names if (Path(folder) / n).exists()]
     for path in removed:
         path.unlink()

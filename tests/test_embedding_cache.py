@@ -173,6 +173,6 @@ def test_many_processes_share_one_cache(tmp_path) -> None:
     for p in procs:
         p.start()
     for p in procs:
-        p.join(120)
+        p.join(600)
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     assert EmbeddingCache(tmp_path).count("m") == 4 * 10 * 20 + 1
