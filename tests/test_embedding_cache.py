@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,20 +162,33 @@ def test_cache_verb_shows_rows_per_model_prunes_and_clears(tmp_path, capsys) -> 
     assert main(["cache", "prune", "--max-mb", "-1", "--cache", str(tmp_path)]) == 2
 
 
-def _writer(folder: str, worker: int) -> None:
-    cache = EmbeddingCache(folder)
-    for batch in range(10):
-        names = [f"w{worker} b{batch} {i}" for i in range(20)] + ["shared"]
-        cache.put("m", items(names, seed=worker * 100 + batch))
-        cache.get("m", [text_key("shared"), text_key(f"w{worker} b0 0")])
+WRITER = """
+import sys
+import numpy as np
+from nexus.embedding_cache import EmbeddingCache, text_key
+folder, worker = sys.argv[1], int(sys.argv[2])
+cache = EmbeddingCache(folder)
+for batch in range(10):
+    names = [f"w{worker} b{batch} {i}" for i in range(20)] + ["shared"]
+    vecs = np.random.default_rng(worker * 100 + batch).standard_normal((len(names), 64))
+    cache.put("m", {text_key(n): v for n, v in zip(names, vecs)})
+    cache.get("m", [text_key("shared"), text_key(f"w{worker} b0 0")])
+"""
 
 
 def test_many_processes_share_one_cache(tmp_path) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w)) for w in range(4)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(600)
-    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    """Four processes create, write and read one new cache at the same time."""
+    root = Path(__file__).resolve().parents[1]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path), str(w)],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(4)
+    ]
+    errors = [p.communicate(timeout=600)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
     assert EmbeddingCache(tmp_path).count("m") == 4 * 10 * 20 + 1
