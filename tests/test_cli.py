@@ -298,3 +298,11 @@ def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, verb
         assert embedder.texts == built + queries
         for label in ("line-based", "AST"):
             assert (label in out) == (label in shown), (flag, label)
+
+
+def test_no_words_view_flag_turns_the_dual_view_off():
+    from nexus.cli import build_parser, config_from_args
+
+    assert config_from_args(build_parser().parse_args(["index", "x"])).words_view
+    args = build_parser().parse_args(["search", "x", "q", "--no-words-view"])
+    assert not config_from_args(args).words_view

@@ -66,4 +66,4 @@ def test_a_killed_index_run_is_resumed_without_embedding_anything_twice(
     embedded = sum(len(call) for call in fake.calls)
     total = EmbeddingCache(cache_dir).count()
     assert embedded == total - DONE_BATCHES * COMMIT > 0
-    assert f"{DONE_BATCHES * COMMIT} cached, {embedded} embedded" in capsys.readouterr().out
+    assert f"{DONE_BATCHES * COMMIT} cached, {embedded} embedded)" in capsys.readouterr().out
