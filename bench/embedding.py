@@ -346,7 +346,7 @@ def main() -> None:
         row: dict[str, object] = {"load": load()}
         for name in order:
             wall, cpu = runs[name]()
-            row[name], row[name.replace("_s", "_cpu_s")] = round(wall, 2), round(cpu, 2)
+            row[name], row[name.removesuffix("_s") + "_cpu_s"] = round(wall, 2), round(cpu, 2)
         row["load_after"] = load()
         repeats.append(row)
         print(f"repeat {rep + 1}: {row}", flush=True)
