@@ -11,7 +11,7 @@ import streamlit as st
 
 from nexus.scan import summarize
 from nexus.sources import IngestError
-from nexus.ui import state
+from nexus.ui import safe, state
 
 state.page_setup("Repository")
 st.title("Nexus · Repository")
@@ -38,7 +38,7 @@ elif source == state.SOURCES[1]:
     elif state.current_choice().kind != "upload":
         st.info("Upload a .zip of a JavaScript/TypeScript repository.")
 else:
-    roots = ", ".join(f"`{p}`" for p in state.default_allowed_roots())
+    roots = ", ".join(safe.code(p) for p in state.default_allowed_roots())
     path = st.text_input("Repository folder or .zip on the server", key="local_path")
     st.caption(f"Allowed roots: {roots}")
     if path.strip():
@@ -49,7 +49,7 @@ if choice is not None and choice != st.session_state.get("repo_choice"):
         with st.spinner("Reading the repository…"):
             state.load_repo(choice, data, name)
     except (IngestError, OSError) as exc:
-        st.error(f"Could not open the repository: {exc}")
+        st.error(f"Could not open the repository: {safe.md(exc)}")
         st.stop()
 
 repo = state.current_repo()
@@ -64,14 +64,14 @@ if paths:
     state.repo_analyses(repo, progress=lambda i, n, _p: progress(i + 1, n))
     done()
 
-st.subheader(f"`{repo.name}`")
+st.subheader(safe.code(repo.name))
 cols = st.columns(4)
 cols[0].metric("Files", f"{totals['files']:,}")
 cols[1].metric("Chunkable files", f"{totals['chunkable_files']:,}")
 cols[2].metric("Not chunked", f"{totals['skipped_files']:,}")
 cols[3].metric("Chunkable size", f"{totals['chunkable_bytes'] / 1000:,.1f} KB")
 for note in report["notes"]:
-    st.warning(note)
+    st.warning(safe.md(note))
 if not totals["files"]:
     st.stop()
 

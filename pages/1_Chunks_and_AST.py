@@ -7,7 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 from nexus.pipeline import chunk_analysis, pick_profile
-from nexus.ui import render, state
+from nexus.ui import render, safe, state
 
 state.page_setup("Chunks and AST")
 config = state.settings_sidebar()
@@ -16,7 +16,7 @@ st.title("Chunks and AST")
 
 path = state.file_picker(repo)
 if path is None:
-    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
     st.stop()
 
 analysis = state.file_analysis(repo, path, config.encoding)
@@ -36,7 +36,7 @@ cols[4].metric(
     help=f"Chunks whose embedding text exceeds {window} word pieces"
     + ("" if exact else " (estimated: the model is not loaded yet)"),
 )
-st.caption(f"Profile **{profile.name}**: {reason}.")
+st.caption(f"Profile **{safe.md(profile.name)}**: {safe.md(reason)}.")
 
 if not chunks:
     st.info("This file is empty: there is nothing to chunk.")

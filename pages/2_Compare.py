@@ -9,7 +9,7 @@ import streamlit as st
 from nexus.fragmentation import summarize, unit_fates
 from nexus.pipeline import chunk_analysis
 from nexus.types import Chunk
-from nexus.ui import render, state
+from nexus.ui import render, safe, state
 
 state.page_setup("Compare")
 config = state.settings_sidebar()
@@ -23,7 +23,7 @@ st.caption(
     "to the unit (1 = the chunk is just that unit)."
 )
 if not state.chunkable_paths(repo):
-    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
     st.stop()
 
 

@@ -10,7 +10,7 @@ from nexus.embedding import ModelUnavailableError
 from nexus.evaluation import QueryOutcome, Target, target_mask
 from nexus.index import VectorIndex
 from nexus.types import Chunk
-from nexus.ui import state
+from nexus.ui import safe, state
 
 state.page_setup("Search")
 problems = state.apply_url_params()
@@ -19,22 +19,22 @@ config = state.settings_sidebar()
 repo = state.current_repo()
 st.title("Search")
 for problem in problems:
-    st.warning(f"Link: {problem}")
+    st.warning(f"Link: {safe.md(problem)}")
 if not state.chunkable_paths(repo):
-    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
     st.stop()
 
 refresh = st.button("Rebuild indexes", key="refresh", help="Re-chunk and re-index (cache kept).")
 try:
     engine = state.side_by_side(repo, config, refresh=refresh)
 except ModelUnavailableError as exc:
-    st.error(f"The embedding model is not available: {exc}")
+    st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
 stats = st.session_state.get("index_stats", {})
 st.caption(
     f"{len(engine.lines_index)} line-based and {len(engine.ast_index)} AST chunks indexed with "
-    f"`{engine.embedder.name}`; last build embedded {stats.get('misses', 0)} new texts and "
-    f"took {stats.get('hits', 0)} from the cache."
+    f"{safe.code(engine.embedder.name)}; last build embedded {stats.get('misses', 0)} new texts "
+    f"and took {stats.get('hits', 0)} from the cache."
 )
 
 left, right = st.columns([3, 1])
@@ -123,8 +123,8 @@ def show_picked(picked: list[tuple[Chunk, float]]) -> None:
     )
     for chunk, score in picked[:5]:
         with st.expander(
-            f"`{chunk.file}` L{chunk.start_line}–{chunk.end_line} · "
-            f"{chunk.symbol or '(module code)'} · score {score:.3f}",
+            f"{safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
+            f"{safe.md(chunk.symbol or '(module code)')} · score {score:.3f}",
             expanded=len(picked) == 1,
         ):
             st.code(chunk.text, language=_LANG.get(chunk.language, "javascript"))
@@ -153,8 +153,8 @@ for column, (title, outcome, index) in zip(columns, sides, strict=True):
             chunk = hit.chunk
             mark = " ✅" if target is not None and target_mask([chunk], target)[0] else ""
             st.markdown(
-                f"**{hit.rank}.** `{chunk.file}` L{chunk.start_line}–{chunk.end_line} · "
-                f"{chunk.symbol or '(module code)'} · score **{hit.score:.3f}**{mark}"
+                f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
+                f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"
             )
             preview = "\n".join(chunk.text.splitlines()[:10])
             st.code(preview, language=_LANG.get(chunk.language, "javascript"))

@@ -20,14 +20,14 @@ from nexus.evaluation import (
     unreachable_targets,
 )
 from nexus.experiments import best, sweep
-from nexus.ui import state
+from nexus.ui import safe, state
 
 state.page_setup("Evaluate")
 config = state.settings_sidebar()
 repo = state.current_repo()
 st.title("Evaluate")
 if not state.chunkable_paths(repo):
-    st.warning(f"`{repo.name}` has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
     st.stop()
 
 own = repo.contents.get("queries.jsonl")
@@ -46,20 +46,20 @@ if data is None:
 try:
     queries = parse_queries(data)
 except QuerySetError as exc:
-    st.error(f"Could not read the query set: {exc.summary}")
+    st.error(f"Could not read the query set: {safe.md(exc.summary)}")
     if exc.problems:
         st.code("\n".join(exc.problems), language=None)
     st.stop()
 unreachable = unreachable_targets(queries, repo.files)
 if unreachable:
-    st.warning(unreachable_summary(unreachable, len(queries)))
+    st.warning(safe.md(unreachable_summary(unreachable, len(queries))))
     headers, rows = unreachable_table(unreachable)
     st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
 
 try:
     engine = state.side_by_side(repo, config)
 except ModelUnavailableError as exc:
-    st.error(f"The embedding model is not available: {exc}")
+    st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
 comparison = compare(
     queries,
@@ -71,7 +71,8 @@ comparison = compare(
 )
 st.caption(
     f"{len(queries)} queries · line windows of {config.line_window} vs AST "
-    f"max {config.max_tokens} / min {config.min_tokens} · embedder `{engine.embedder.name}` · "
+    f"max {config.max_tokens} / min {config.min_tokens} · "
+    f"embedder {safe.code(engine.embedder.name)} · "
     "a hit is a chunk holding at least half of the target's lines."
 )
 
@@ -81,7 +82,7 @@ st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
 bars = pd.DataFrame(
     {
         "strategy": report.label,
-        "variant": group,
+        "variant": safe.plot(group),
         "MRR@10": m["overlap50:MRR@10"],
         "R@5": m["overlap50:R@5"],
         "lines@5": m["lines@5"],

@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 from nexus.config import dump_config_toml
-from nexus.ui import state
+from nexus.ui import safe, state
 
 state.page_setup("Export")
 config = state.settings_sidebar()
@@ -35,7 +35,7 @@ strategy = st.radio(
 )
 chunks = state.repo_chunks(repo, config.with_(strategy=strategy))
 if not chunks:
-    st.warning(f"`{repo.name}` has no chunkable files: there is nothing to export.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable files: there is nothing to export.")
     st.stop()
 jsonl = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks)
 st.download_button(

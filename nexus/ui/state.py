@@ -40,7 +40,7 @@ from nexus.sources import (
     open_repository,
 )
 from nexus.types import Chunk, Unit
-from nexus.ui import render
+from nexus.ui import render, safe
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
 DEFAULT_SAMPLE = "express-images"
@@ -366,7 +366,7 @@ def settings_sidebar() -> ChunkConfig:
     """The repository name and the chunking settings, in the sidebar of every page."""
     repo = current_repo()
     with st.sidebar:
-        st.markdown(f"**Repository:** `{repo.name}`")
+        st.markdown(f"**Repository:** {safe.code(repo.name)}")
         st.caption(f"{len(chunkable_paths(repo))} chunkable files · change it on the home page")
         st.subheader("Chunking settings")
         st.selectbox(
