@@ -264,9 +264,9 @@ def open_repository(
     if isinstance(target, bytes | bytearray | memoryview):
         return _read_zip(io.BytesIO(bytes(target)), name, "upload", settings)
     path = Path(target).expanduser()
+    _check_allowed(path, settings.allowed_roots)
     if not path.exists() and not path.is_symlink():
         raise IngestError(f"{path} does not exist; pass a repository directory or a .zip file")
-    _check_allowed(path, settings.allowed_roots)
     resolved = real_path(path)
     if symlink_loops(resolved):
         raise IngestError(
@@ -282,10 +282,20 @@ def open_repository(
 
 
 def _check_allowed(path: Path, roots: tuple[Path, ...] | None) -> None:
+    """Refuse a path outside ``roots`` with the same answer whether it exists or not.
+
+    The path is first checked as written (``..`` folded, nothing read from disk), so
+    nothing outside the roots is looked at; a path that passes is checked again with
+    its symlinks resolved, since a link inside a root may point anywhere.
+    """
     if roots is None:
         return
-    resolved = real_path(path)
-    if not any(resolved.is_relative_to(real_path(root)) for root in roots):
+    written = Path(os.path.abspath(path))
+    bases = [Path(os.path.abspath(root)) for root in roots] + [real_path(root) for root in roots]
+    inside = any(written.is_relative_to(base) for base in bases) and any(
+        real_path(path).is_relative_to(real_path(root)) for root in roots
+    )
+    if not inside:
         shown = ", ".join(str(real_path(root)) for root in roots)
         raise IngestError(
             f"{path} lies outside the allowed roots ({shown}); "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.config import DEFAULT_ENCODING
 from nexus.types import Category, Chunk, FileInfo, SourceFile
@@ -75,3 +77,44 @@ export class Service{i} {{
         blocks.append(block)
         size += len(block)
     return "".join(blocks)
+
+
+# --- hostile repository contents (issue 13: markdown injection) ----------------------
+
+#: A file whose name breaks out of a code span into an image (the issue's zip entry).
+HOSTILE_FILE = "proj/a`![x](https:/evil.invalid/zipname.png)`b.js"
+#: Object-key symbols that markdown would turn into images, links, bold text or HTML.
+HOSTILE_KEYS = (
+    "![k](https://evil.invalid/key.png)",
+    "**bold** [kl](https://evil.invalid/kl)",
+    "<img src=https://evil.invalid/img.png onerror=alert(1)>",
+)
+HOSTILE_QUERY = "![q](https://evil.invalid/q.png) **bold** handler"
+
+
+def hostile_files() -> dict[str, bytes]:
+    """A small repository whose file names, symbols and query set hold the payloads."""
+    keys = "".join(
+        f'  "{key}": function () {{\n    return "handler {n}";\n  }},\n'
+        for n, key in enumerate(HOSTILE_KEYS)
+    )
+    source = (
+        f"const handlers = {{\n{keys}"
+        "  __dunder_name__: function () {\n    return 'dunder';\n  },\n};\n"
+        "module.exports = handlers;\n"
+    )
+    target = {"file": HOSTILE_FILE, "start_line": 2, "end_line": 4}
+    queries = [
+        {"id": "q1", "query": HOSTILE_QUERY, "variant": "doc", "target": target},
+        {
+            "id": "q2",
+            "query": "[sign in](https://evil.invalid/login) __dunder_name__",
+            "variant": "<a href='https://evil.invalid/v'>**bold**</a>",
+            "target": target,
+        },
+    ]
+    return {
+        HOSTILE_FILE: source.encode(),
+        "__dunder_name__.js": b"function __dunder_name__() {\n  return 1;\n}\n",
+        "queries.jsonl": "".join(json.dumps(q) + "\n" for q in queries).encode(),
+    }

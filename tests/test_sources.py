@@ -692,3 +692,38 @@ def test_allowed_roots_come_from_the_environment(tmp_path, monkeypatch):
     assert [f.path for f in open_repository(inside, settings=settings).files] == ["x.js"]
     with pytest.raises(IngestError, match="outside the allowed roots"):
         open_repository(outside, settings=settings)
+
+
+def test_outside_the_roots_one_answer_and_nothing_looked_at(tmp_path, monkeypatch):
+    """Issue 13: no oracle for what exists outside the roots, and no stat() there."""
+    allowed = write_tree(tmp_path / "allowed", {"repo/a.js": JS})
+    secret = write_tree(tmp_path / "secret", {"shadow": b"x"})
+    os.symlink(secret, allowed / "link")
+    settings = IngestSettings(allowed_roots=(allowed,))
+    looked_at: list[str] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def spy(path, *args, _real=real, **kwargs):
+            looked_at.append(os.fspath(path))
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, spy)
+    answers = []
+    for target in (
+        secret / "shadow",
+        secret / "nonexistent",
+        allowed / ".." / "secret" / "shadow",
+        allowed / ".." / "secret" / "nonexistent",
+    ):
+        with pytest.raises(IngestError, match="outside the allowed roots") as err:
+            open_repository(target, settings=settings)
+        answers.append(str(err.value).replace(str(target), "PATH"))
+    assert len(set(answers)) == 1
+    assert not [p for p in looked_at if "secret" in p], looked_at
+    # Through a link inside the root: resolved, and the same answer either way.
+    for target in (allowed / "link" / "shadow", allowed / "link" / "nonexistent"):
+        with pytest.raises(IngestError, match="outside the allowed roots") as err:
+            open_repository(target, settings=settings)
+        assert str(err.value).replace(str(target), "PATH") == answers[0]
+    assert [f.path for f in open_repository(allowed / "repo", settings=settings).files] == ["a.js"]

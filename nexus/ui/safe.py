@@ -13,10 +13,14 @@ import html
 import re
 
 #: Every ASCII punctuation character: CommonMark lets a backslash escape each one,
-#: which also stops HTML tags, entities, GFM autolinks, ``:color[...]`` directives
-#: and ``$`` math from starting.
+#: which also stops HTML tags, entities, ``:color[...]`` directives and ``$`` math.
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _BACKTICKS = re.compile(r"`+")
+#: Where GitHub-flavoured markdown finds a bare link (``https://``, ``www.``, an e-mail
+#: address). Streamlit looks for them in the text after parsing, so a backslash does not
+#: stop them; an invisible word joiner (U+2060) at each of these points does.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=www)(?=\.)|(?=@)", re.IGNORECASE)
+WORD_JOINER = "\u2060"
 
 
 def _visible(value: object) -> str:
@@ -37,8 +41,9 @@ def _visible(value: object) -> str:
 
 
 def md(value: object) -> str:
-    """``value`` escaped for a markdown string: it renders as exactly its own text."""
-    return _PUNCTUATION.sub(r"\\\1", _visible(value))
+    """``value`` escaped for a markdown string: it renders as exactly its own text
+    (with a word joiner where a bare link would start)."""
+    return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, _visible(value)))
 
 
 def code(value: object) -> str:

@@ -1,0 +1,115 @@
+"""Issue 13 in a real Chromium: a hostile link and a hostile repository fetch nothing.
+
+Markdown that became an image would make every browser opening the page request it;
+the test records every request and fails on any to ``evil.invalid``.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from urllib.parse import urlencode, urlparse
+
+import pytest
+from browser_helpers import screenshot, wait_idle
+
+from nexus.ui.safe import WORD_JOINER
+from tests.helpers import HOSTILE_FILE, hostile_files
+
+pytestmark = pytest.mark.e2e
+
+HOSTILE_LINK = {
+    "k": "![x](http://evil.invalid/k.png)",
+    "repo": "path:[Click here to sign in again](https://evil.invalid/login)",
+    "q": "![q](https://evil.invalid/q.png) handler",
+}
+
+
+def hostile(url: str) -> bool:
+    """A request to the hostile host (the page's own URL only carries it as text)."""
+    return (urlparse(url).hostname or "").endswith("evil.invalid")
+
+
+def shown(locator) -> str:
+    """The text a reader sees (the word joiners that break bare links are invisible)."""
+    return locator.inner_text().replace(WORD_JOINER, "")
+
+
+def nav(page, label: str) -> None:
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=label).click()
+    wait_idle(page)
+
+
+def hostile_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in hostile_files().items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def assert_text_only(page) -> None:
+    """No element points at the hostile host, and the page did not crash."""
+    # (a heading's own anchor, ``#bold-u-http-evil-invalid``, stays on the page)
+    found = page.locator("img[src*='evil'], a[href*='evil']:not([href^='#']), [srcset*='evil']")
+    assert found.count() == 0, found.evaluate_all("found => found.map(e => e.outerHTML)")
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_hostile_link_and_repository_fetch_nothing(app_page, server) -> None:
+    page = app_page
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    # Answer at once instead of waiting for DNS; the request is still recorded above.
+    page.route(hostile, lambda route: route.abort())
+
+    page.goto(f"{server}/Search?{urlencode(HOSTILE_LINK)}")
+    wait_idle(page)
+    main = page.locator("[data-testid='stMain']")
+    text = shown(main)
+    assert "ignored k='![x](http://evil.invalid/k.png)'" in text
+    assert "[Click here to sign in again](https://evil.invalid/login)" in text
+    assert_text_only(page)
+    screenshot(page, "untrusted_1_link")
+
+    nav(page, "Repository")
+    page.get_by_text("Upload a zip").click()
+    wait_idle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        files=[
+            {
+                "name": "**bold**![u](http:evil.invalid).zip",
+                "mimeType": "application/zip",
+                "buffer": hostile_zip(),
+            }
+        ]
+    )
+    wait_idle(page)
+    main.get_by_text("**bold**![u](http:evil.invalid)").first.wait_for()
+    assert_text_only(page)
+
+    nav(page, "Chunks and AST")
+    screenshot(page, "untrusted_2_chunks")
+    picker = main.locator("[data-testid='stSelectbox']").first
+    assert HOSTILE_FILE in picker.inner_text() + picker.locator("input").input_value()
+    assert_text_only(page)
+
+    nav(page, "Search")
+    page.wait_for_selector("[data-testid='stPlotlyChart']")
+    chart = main.locator("[data-testid='stPlotlyChart']").nth(1)
+    marker = chart.locator(".scatterlayer .trace").first.locator("path.point").first
+    box = marker.bounding_box()  # a click opens the chunk in an expander named by its file
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_idle(page)
+    main.get_by_text("chunk(s) picked on the chart").wait_for()
+    text = shown(main)
+    assert HOSTILE_FILE in text
+    assert "__dunder_name__" in text
+    assert_text_only(page)
+    screenshot(page, "untrusted_3_search")
+
+    for number, label in enumerate(("Evaluate", "Compare", "Export"), start=4):
+        nav(page, label)
+        assert_text_only(page)
+        screenshot(page, f"untrusted_{number}_{label.lower()}")
+    assert [url for url in requested if hostile(url)] == []
