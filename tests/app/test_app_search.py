@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from ui_helpers import shown
 
 from nexus.embedding import ModelUnavailableError
 from nexus.ui import state
@@ -51,7 +52,7 @@ def test_bad_link_values_are_reported(page) -> None:
     at.query_params.update({"repo": "path:/etc", "k": "999"})
     at.run()
     assert not at.exception
-    problems = " ".join(w.value for w in at.warning)
+    problems = " ".join(shown(w.value) for w in at.warning)
     assert "outside the allowed roots" in problems and "k=" in problems
 
 

@@ -102,10 +102,15 @@ def plotly_problems(at: AppTest) -> list[str]:
     return problems
 
 
-def rendered_text(at: AppTest) -> str:
-    """The text a reader sees in the page's markdown (tags dropped, entities decoded)."""
-    html = "".join(_MARKDOWN.render(text) for _, text in markdown_texts(at))
+def shown(markdown: str) -> str:
+    """The text a reader sees for this markdown (tags dropped, escapes and entities read)."""
+    html = _MARKDOWN.render(markdown)
     return unescape(re.sub(r"<[^>]*>", " ", html)).replace(WORD_JOINER, "")
+
+
+def rendered_text(at: AppTest) -> str:
+    """The text a reader sees in all of the page's markdown."""
+    return " ".join(shown(text) for _, text in markdown_texts(at))
 
 
 def page_problems(at: AppTest) -> list[str]:
