@@ -52,7 +52,7 @@ except QuerySetError as exc:
     st.stop()
 unreachable = unreachable_targets(queries, repo.files)
 if unreachable:
-    st.warning(safe.md(unreachable_summary(unreachable, len(queries))))
+    st.warning(unreachable_summary(unreachable, len(queries)))
     headers, rows = unreachable_table(unreachable)
     st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
 
