@@ -42,8 +42,13 @@ def _visible(value: object) -> str:
 
 def md(value: object) -> str:
     """``value`` escaped for a markdown string: it renders as exactly its own text
-    (with a word joiner where a bare link would start)."""
-    return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, _visible(value)))
+    (with a word joiner where a bare link would start).
+
+    Leading blanks are dropped: four of them would start a code block, and the page
+    collapses them anyway.
+    """
+    text = _visible(value).lstrip(" \t")
+    return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, text))
 
 
 def code(value: object) -> str:
