@@ -58,6 +58,7 @@ def assert_text_only(page) -> None:
 
 def test_hostile_link_and_repository_fetch_nothing(app_page, server) -> None:
     page = app_page
+    page.set_default_timeout(90_000)  # six pages and two index builds on a shared machine
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     # Answer at once instead of waiting for DNS; the request is still recorded above.
