@@ -7,7 +7,7 @@ import io
 import zipfile
 
 import pytest
-from ui_helpers import metric
+from ui_helpers import metric, shown
 
 from nexus.ui import state
 
@@ -80,7 +80,7 @@ def test_upload_too_large_for_the_budget_is_refused(page, tiny_budget) -> None:
     data = _generated_zip(files=4, size=100_000)  # ~18 MB parsed, 2.7 MB allowed
     at.file_uploader(key="upload").set_value(("big.zip", data, "application/zip")).run()
     assert not at.exception
-    message = at.error[0].value
+    message = shown(at.error[0].value)  # escaped markdown: read it as displayed
     assert "too large for this dashboard" in message
     assert state.MEMORY_ENV in message and "nexus chunk" in message
     assert at.session_state["repo"] is before  # the current repository is kept
