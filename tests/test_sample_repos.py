@@ -43,7 +43,9 @@ def test_sample_repos_have_query_sets_whose_targets_exist():
         for query in queries:
             lines = (SAMPLES / name / query.target.file).read_text().splitlines()
             assert query.target.end_line <= len(lines)
-            assert query.target.name in lines[query.target.start_line - 1], query.id
+            span = lines[query.target.start_line - 1 : query.target.end_line]
+            header = next(line for line in span if not line.lstrip().startswith("@"))
+            assert query.target.name in header, query.id  # decorators come first
 
 
 def test_broken_file_chunks_and_flags_its_errors():
@@ -53,3 +55,17 @@ def test_broken_file_chunks_and_flags_its_errors():
     chunks = chunk_analysis(analysis, ChunkConfig(), repo=repo.name)
     check_invariants(analysis, chunks, ChunkConfig().max_tokens)
     assert any(c.has_error for c in chunks)
+
+
+def test_python_query_targets_are_exactly_the_units_nexus_finds():
+    """The Python sample sets are machine-checked: each target is a unit Nexus extracts,
+    with the same qualified name, kind and lines."""
+    for name in REPOS:
+        repo = open_repository(SAMPLES / name)
+        for query in load_queries(SAMPLES / name / "queries.jsonl"):
+            if not query.target.file.endswith(".py"):
+                continue
+            units = analyze(repo.read(query.target.file), ChunkConfig().encoding).units
+            found = {(u.qualname, u.kind, u.start_line, u.end_line) for u in units}
+            target = query.target
+            assert (target.qualname, target.kind, target.start_line, target.end_line) in found
