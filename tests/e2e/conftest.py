@@ -35,6 +35,7 @@ def app_page(browser, server):
     """A fresh browser page (new session) sized like a laptop screen."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    # Generous: a shared 2-core machine under load can take a minute to settle a page.
+    page.set_default_timeout(90_000)
     yield page
     context.close()
