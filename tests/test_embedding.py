@@ -124,7 +124,7 @@ def test_dual_view_embeds_as_written_and_as_words_and_averages() -> None:
     view = DualView(fake)
     seen: list[tuple[int, int]] = []
     vectors = view.encode(["getUser();"], progress=lambda d, n: seen.append((d, n)))
-    assert fake.calls == [["getUser();"], ["get user"]]
+    assert fake.calls == [["getUser();", "get user"]]  # one call: batches mix the views
     assert view.name == "fake-bow+dual"
     assert seen[-1] == (2, 2)
     as_written, as_words = (
