@@ -308,27 +308,13 @@ def over_window(sets: list[QuerySet], embedder: SentenceTransformerEmbedder) -> 
 # --- main ----------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--texts", type=int, default=256, help="chunk texts to embed per run")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--skip-quality", action="store_true")
-    parser.add_argument("--skip-processes", action="store_true")
-    parser.add_argument(
-        "--quality-sets",
-        default="check",
-        help="comma-separated sets for the MRR figures: dev, heldout, check (default check: "
-        "the one never tuned on; every set costs ~1k model passes on a fresh memo)",
-    )
-    args = parser.parse_args()
-
-    sets = [dev_set(), heldout_set(), check_set()]
+def throughput(args: argparse.Namespace, sets: list[QuerySet], st) -> dict:
+    """The throughput sections: nexus vs bare, the parts around the model, processes."""
+    model = st.load()
     all_chunks = [c for s in sets for c in set_chunks(s, ChunkConfig())[2]]
     chunks = sample(all_chunks, args.texts)
     texts = [c.embedding_text for c in chunks]
     words = [code_as_words(t) for t in texts]
-    st = SentenceTransformerEmbedder()
-    model = st.load()
     threads = os.cpu_count() or 1
     bare(model, texts[:16])  # warm up
     print(f"{len(texts)} chunk texts of {len(all_chunks)}; {uptime()}", flush=True)
@@ -366,8 +352,7 @@ def main() -> None:
     print(f"around the model: {parts}; bare seconds by batch size: {batch_sizes}", flush=True)
     split = {} if args.skip_processes else processes_vs_threads(texts, threads)
     print(f"processes vs threads ({threads} CPUs): {split}", flush=True)
-
-    summary = {
+    return {
         "date": date.today().isoformat(),
         "machine": machine(),
         "uptime": uptime(),
@@ -381,14 +366,45 @@ def main() -> None:
         "processes_vs_threads_s": split,
         "cpus": threads,
     }
-    if not args.skip_quality:
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=256, help="chunk texts to embed per run")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--only",
+        choices=["throughput", "quality"],
+        help="measure one part; the other part's figures are kept from the last results file",
+    )
+    parser.add_argument("--skip-processes", action="store_true")
+    parser.add_argument(
+        "--quality-sets",
+        default="check",
+        help="comma-separated sets for the MRR figures: dev, heldout, check (default check: "
+        "the one never tuned on; every set costs ~1k model passes on a fresh memo)",
+    )
+    args = parser.parse_args()
+
+    sets = [dev_set(), heldout_set(), check_set()]
+    st = SentenceTransformerEmbedder()
+    measured: dict = {}
+    if args.only != "quality":
+        measured.update(throughput(args, sets, st))
+    if args.only != "throughput":
         memo = MemoEmbedder(st, BENCH_DIR / "embedding-f32-vectors.npz")
         wanted = args.quality_sets.split(",")
-        summary["quality"] = quality([s for s in sets if s.name in wanted], memo)
-        summary["over_window"] = over_window(sets, st)
+        measured["quality"] = quality([s for s in sets if s.name in wanted], memo)
+        measured["quality_date"] = date.today().isoformat()
+        measured["over_window"] = over_window(sets, st)
+    # Read the last results only now: a run of the other part may have finished meanwhile.
+    previous = RESULTS / "embedding.json"
+    summary = json.loads(previous.read_text()) if args.only and previous.exists() else {}
+    summary.update(measured)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "embedding.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (RESULTS / "embedding.md").write_text(markdown(summary))
+    if "repeats" in summary:
+        (RESULTS / "embedding.md").write_text(markdown(summary))
     print(f"wrote {RESULTS / 'embedding.md'} and .json")
 
 

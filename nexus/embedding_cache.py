@@ -7,9 +7,9 @@ One SQLite file (``vectors.sqlite``) in the cache folder holds every vector, key
   key as the 32 raw bytes of the digest, in a rowid table: a row fits in a B-tree page
   with its neighbours. The first format (``embeddings.sqlite``: hex keys, float32, a
   WITHOUT ROWID table) put every 1.5 KB vector on an overflow page of its own, ~4.7 KB
-  a row. float16 changes no ranking we measured (``bench/embedding.py``: MRR@10 on the
-  dev, held-out and check sets identical to float32); every vector handed out is the
-  stored one, so cached and fresh results are the same.
+  a row. float16 gives the same MRR@10 as float32 on the check set
+  (``bench/embedding.py``); every vector handed out is the stored one, so cached and
+  fresh results are the same.
 * **Bounded.** ``max_bytes`` (default 1 GiB, ``$NEXUS_CACHE_MAX_MB``) caps the live size
   of the file; after a write over it, the least recently used rows go until the cache is
   at 90% of the budget, and the freed pages are given back (incremental vacuum).
