@@ -15,6 +15,7 @@ from pathlib import Path
 from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
 from nexus.embedding import EmbeddingCancelled, ModelUnavailableError
 from nexus.embedding_cache import CacheError
+from nexus.ray_engine import RayUnavailableError, require_ray
 from nexus.selection import SWITCHES
 from nexus.sources import IngestError, IngestSettings, Repository, open_repository
 
@@ -68,6 +69,19 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
         help="cache budget in MB; least recently used vectors go first "
         "(default $NEXUS_CACHE_MAX_MB, else 1024)",
     )
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="ray: chunk (and embed) with Ray Data; needs pip install -e '.[ray]'",
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster to join (auto, HOST:6379, ray://HOST:10001); default: local"
+    )
+    parser.add_argument("--ray-cpus", type=int, help="without --address: CPUs Ray may use here")
 
 
 def _add_embedding_options(parser: argparse.ArgumentParser) -> None:
@@ -159,6 +173,8 @@ def cmd_chunk(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     repo = open_target(args)
+    if args.engine == "ray":
+        return _chunk_with_ray(args, config, repo)
     chunks = chunk_repository(repo, config, custom_profiles=custom_profiles_from_args(args))
     if args.format == "jsonl":
         text = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks)
@@ -168,6 +184,23 @@ def cmd_chunk(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _chunk_with_ray(args: argparse.Namespace, config: ChunkConfig, repo) -> int:
+    from nexus import ray_engine
+
+    if not args.output:
+        raise ValueError(
+            "--engine ray writes a folder (JSONL, Parquet shards, manifest): add -o DIR"
+        )
+    ray_engine.connect(args.address, args.ray_cpus)
+    run = ray_engine.run(repo, config, args.output, custom_profiles=custom_profiles_from_args(args))
+    print(
+        f"chunked {run.files} files of {repo.name} into {len(run.chunks)} chunks with Ray in "
+        f"{run.seconds:.1f} s: {Path(args.output) / 'chunks.jsonl'}, {len(run.shards)} Parquet "
+        f"shards, manifest {run.manifest}"
+    )
     return 0
 
 
@@ -193,30 +226,111 @@ def _cache(args: argparse.Namespace):
     return EmbeddingCache(args.cache, max_bytes=budget)
 
 
-def _analyses(args: argparse.Namespace, config: ChunkConfig):
-    from nexus.pipeline import analyze_files
+def _cache_folder(args: argparse.Namespace) -> Path:
+    """The embedding cache folder; saved indexes live in its ``indexes/``."""
+    from nexus.embedding_cache import default_cache_dir
 
-    repo = open_target(args)
-    return repo, analyze_files(repo.source_files(), config.encoding)
+    return Path(args.cache) if args.cache else default_cache_dir()
+
+
+def _saved_indexes(
+    args: argparse.Namespace, config: ChunkConfig, strategies: Sequence[str], repo: Repository
+):
+    """The embedder and one index per strategy of ``repo``: the saved one that matches
+    the files, settings and model, else built (chunked and embedded, here or with
+    ``--engine ray``) and saved. Says which on stderr. ``--out`` (index) names the folder;
+    ``--rebuild`` ignores saved indexes."""
+    from nexus.embedding import tqdm_progress
+    from nexus.pipeline import analyze_files, chunk_analyses
+    from nexus.store import IndexStore, chunk_and_embed, files_digest, identity_for, open_or_build
+
+    embedder = _embedder(args, config)
+    custom = custom_profiles_from_args(args)
+    digest = files_digest(repo.source_files())
+    configs = [config.with_(strategy=s) for s in strategies]
+    identities = [identity_for(repo.name, digest, c, embedder.name, custom) for c in configs]
+    store = IndexStore(_cache_folder(args) / "indexes")
+    out = getattr(args, "out", None)
+    folders = [Path(out) if out else None for _ in strategies]
+
+    def make_chunks(missing):
+        analyses = analyze_files(repo.source_files(), config.encoding)
+        return [
+            chunk_analyses(
+                analyses, config.with_(strategy=i.strategy), repo=repo.name, custom_profiles=custom
+            )
+            for i in missing
+        ]
+
+    build = chunk_and_embed(make_chunks, embedder, tqdm_progress("embedding chunks"))
+    if getattr(args, "engine", "local") == "ray":
+        build = _ray_builder(args, repo, embedder, store, folders)
+    opened = open_or_build(
+        store, identities, build, rebuild=getattr(args, "rebuild", False), folders=folders
+    )
+    for strategy, one in zip(strategies, opened, strict=True):
+        print(f"nexus: {one.describe(strategy)}", file=sys.stderr)
+    return embedder, opened
+
+
+def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
+    """Builds indexes with ``--engine ray``: chunked and embedded on the cluster, with the
+    Parquet shards, JSONL and run manifest written into the index folder."""
+    from functools import partial
+
+    from nexus import ray_engine
+    from nexus.config import load_model_path
+    from nexus.index import VectorIndex
+
+    model = args.model or (load_model_path(args.config) if args.config else None)
+
+    def build(missing):
+        ray_engine.connect(args.address, args.ray_cpus)
+        out = []
+        for identity in missing:
+            config = config_from_args(args).with_(strategy=identity.strategy)
+            run = ray_engine.run(
+                repo,
+                config,
+                folders[0] or store.folder(identity),
+                embedder=partial(ray_engine.model_embedder, config.words_view, model),
+                model=embedder.name,
+                cache=str(_cache_folder(args)),
+                custom_profiles=custom_profiles_from_args(args),
+            )
+            print(
+                f"nexus: ray: {run.files} files, {len(run.chunks)} chunks in "
+                f"{run.seconds:.1f} s; manifest {run.manifest}",
+                file=sys.stderr,
+            )
+            if not run.chunks:
+                out.append(VectorIndex(embedder.dim, embedder.name))
+            else:
+                out.append(VectorIndex.build(run.chunks, run.vectors, embedder.name))
+        return out
+
+    return build
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from nexus.embedding import tqdm_progress
-    from nexus.index import VectorIndex
-    from nexus.pipeline import chunk_analyses
-
     config = config_from_args(args)
-    repo, analyses = _analyses(args, config)
-    chunks = chunk_analyses(analyses, config, repo=repo.name)
-    embedder = _embedder(args, config)
-    index = VectorIndex.from_chunks(chunks, embedder, tqdm_progress("embedding chunks"))
-    folder = Path(args.out or Path(".nexus-cache") / "indexes" / f"{repo.name}-{config.strategy}")
-    index.save(folder)
+    repo = open_target(args)
+    embedder, (opened,) = _saved_indexes(args, config, [config.strategy], repo)
+    chunks = opened.index.chunks
+    if opened.reused:
+        print(
+            f"{len(chunks)} {config.strategy} chunks of {repo.name}: index up to date in "
+            f"{opened.folder} (same files, settings and model; --rebuild to build anew)"
+        )
+        return 0
+    if args.engine == "ray":
+        print(f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {opened.folder}")
+        return 0
     window = embedder.max_seq_length
     over = sum(n > window for n in embedder.count_wordpieces([c.embedding_text for c in chunks]))
     share = f" ({over / len(chunks):.0%})" if chunks else ""
     print(
-        f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {folder} "
+        f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {opened.folder} "
         f"({embedder.last_hits} cached, {embedder.last_misses} embedded); "
         f"{over} chunks{share} are longer than the model's {window} word pieces "
         "and are embedded from their start (--preset model-window avoids that)"
@@ -232,29 +346,12 @@ def _strategies(args: argparse.Namespace) -> tuple[str, ...]:
     return ("lines", "ast") if args.strategy == "both" else (args.strategy or "ast",)
 
 
-def _build_indexes(
-    args: argparse.Namespace, config: ChunkConfig, embedder, analyses, repo, progress=None
-):
-    """Chunk and index only the strategies asked for (the line-based index costs a
-    second embedding pass, so it is built only on request)."""
-    from nexus.index import build_indexes
-    from nexus.pipeline import chunk_analyses
-
-    lists = [
-        chunk_analyses(analyses, config.with_(strategy=s), repo=repo.name)
-        for s in _strategies(args)
-    ]
-    return build_indexes(lists, embedder, progress)
-
-
 def cmd_search(args: argparse.Namespace) -> int:
-    from nexus.embedding import tqdm_progress
     from nexus.evaluation import PRIMARY_RULE, render_text, score_query
 
     config = config_from_args(args)
-    repo, analyses = _analyses(args, config)
-    embedder = _embedder(args, config)
-    indexes = _build_indexes(args, config, embedder, analyses, repo, tqdm_progress())
+    embedder, opened = _saved_indexes(args, config, _strategies(args), open_target(args))
+    indexes = [one.index for one in opened]
     vec = embedder.encode([args.query])[0]
     weight = config.lexical_weight
     shown = [
@@ -311,12 +408,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     queries = load_queries(args.queries)
-    repo, analyses = _analyses(args, config)
+    repo = open_target(args)
     if unreachable := unreachable_targets(queries, repo.files):
         print(unreachable_summary(unreachable, len(queries)))
         print(render_text(unreachable_table(unreachable)))
-    embedder = _embedder(args, config)
     if args.sweep:
+        from nexus.pipeline import analyze_files
+
+        embedder = _embedder(args, config)
+        analyses = analyze_files(repo.source_files(), config.encoding)
         grid_max = [int(x) for x in args.sweep_max.split(",")]
         grid_min = [int(x) for x in args.sweep_min.split(",")]
         results = sweep(analyses, repo.name, config, queries, embedder, grid_max, grid_min)
@@ -334,7 +434,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(render_text((["config", "chunks", "MRR@10", "R@5", "lines@5", "> window"], rows)))
         print(f"best: {describe(best(results).config)}")
         return 0
-    indexes = _build_indexes(args, config, embedder, analyses, repo)
+    embedder, opened = _saved_indexes(args, config, _strategies(args), repo)
+    indexes = [one.index for one in opened]
     if len(indexes) == 2:
         comparison = compare(
             queries, *indexes, embedder, k=args.k, lexical_weight=config.lexical_weight
@@ -454,13 +555,18 @@ def build_parser() -> argparse.ArgumentParser:
     chunk.add_argument("target", help="repository directory or .zip file")
     _add_chunk_options(chunk)
     chunk.add_argument("--format", choices=["table", "jsonl"], default="table")
-    chunk.add_argument("--output", "-o", help="write here instead of stdout")
+    chunk.add_argument("--output", "-o", help="write here instead of stdout (ray: a folder)")
+    _add_engine_options(chunk)
     chunk.set_defaults(run=cmd_chunk)
 
     index = verbs.add_parser("index", help="chunk, embed and save a vector index")
     index.add_argument("target")
     _add_chunk_options(index)
-    index.add_argument("--out", help="index folder (default .nexus-cache/indexes/REPO-STRATEGY)")
+    index.add_argument(
+        "--out", help="index folder (default: CACHE/indexes/REPO-STRATEGY-KEY, found by search)"
+    )
+    index.add_argument("--rebuild", action="store_true", help="build even if a saved one matches")
+    _add_engine_options(index)
     _add_embedding_options(index)
     index.set_defaults(run=cmd_index)
 
@@ -502,6 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "engine", "local") == "ray":
+            require_ray()  # before anything imports usearch (see require_ray)
         return args.run(args)
     except BrokenPipeError:  # output piped into `head`
         return 0
@@ -511,6 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         OSError,
         ModelUnavailableError,
         CacheError,
+        RayUnavailableError,
     ) as exc:  # a message, no traceback
         print(f"nexus: error: {exc}", file=sys.stderr)
         return 2

@@ -12,19 +12,28 @@ match). That scores every chunk with numpy (a matrix-vector product: millisecond
 
 On disk (``save`` / ``load``), a folder holds::
 
-    manifest.json   format, embedder name, dim, count, file names
+    manifest.json   format, embedder name, dim, count, file names, what it was built from
     chunks.jsonl    one ``Chunk.to_dict()`` per line, in key order
+    offsets.npy     int64 (count + 1,): byte offset of each line of chunks.jsonl
     vectors.npy     float32 (count, dim), L2-normalised rows, in key order
     index.usearch   the usearch graph
+
+``load`` opens all of it memory-mapped (usearch ``view``, numpy ``mmap_mode``, chunks
+parsed one line at a time when asked for), so opening costs almost no memory or time
+whatever the index's size; pages come in from the OS cache as queries touch them.
+Each file is written beside its final name and renamed over it, so a process that has
+the old index mapped keeps reading the old file.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 from usearch.index import Index
@@ -33,7 +42,8 @@ from nexus.embedding import Embedder, Progress
 from nexus.lexical import LexicalIndex
 from nexus.types import Chunk
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,51 @@ class Hit:
     chunk: Chunk
     score: float
     rank: int
+
+
+class SavedChunks(Sequence[Chunk]):
+    """The chunks of a saved index, parsed from the memory-mapped ``chunks.jsonl`` on access.
+
+    A million chunks cost two integer arrays here instead of a million objects; a
+    search parses only the lines of its hits.
+    """
+
+    def __init__(self, path: Path, offsets: np.ndarray) -> None:
+        self._offsets = offsets
+        self._map: mmap.mmap | bytes = b""
+        if len(offsets) > 1 and offsets[-1] > 0:
+            with open(path, "rb") as f:
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, key: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[Chunk]: ...
+    def __getitem__(self, key: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        if key < 0:
+            key += len(self)
+        if not 0 <= key < len(self):
+            raise IndexError(f"chunk key {key} out of range (0..{len(self) - 1})")
+        line = self._map[int(self._offsets[key]) : int(self._offsets[key + 1])]
+        return Chunk.from_dict(json.loads(line))
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return (self[i] for i in range(len(self)))
+
+
+def _replace(path: Path, write: Any) -> None:
+    """Write ``path`` through a temporary file renamed over it (readers keep the old one)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -66,10 +121,12 @@ class VectorIndex:
         self.dim = dim
         self.model = model
         self._index = Index(ndim=dim, metric="cos", dtype="f32")
-        self._chunks: list[Chunk] = []
-        self._key_of: dict[str, int] = {}
+        self._chunks: list[Chunk] | SavedChunks = []
+        self._keys: dict[str, int] | None = {}  # chunk id -> key; None until first asked
         self._vectors = np.zeros((0, dim), dtype=np.float32)
         self._lexical: LexicalIndex | None = None  # built on the first hybrid query
+        self.folder: Path | None = None  # set when opened from disk (then read-only)
+        self.identity: dict[str, Any] = {}  # what a saved index was built from
 
     # -- building ---------------------------------------------------------------------
 
@@ -95,11 +152,17 @@ class VectorIndex:
 
     def add(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         """Append chunks; their ids must be new to the index."""
+        if self.folder is not None:
+            raise ValueError(
+                f"the index opened from {self.folder} is memory-mapped and read-only; "
+                "build a new index to add chunks"
+            )
         embeddings = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
         if len(chunks) != embeddings.shape[0]:
             raise ValueError(f"{len(chunks)} chunks but {embeddings.shape[0]} embeddings")
         ids = [c.id for c in chunks]
-        clash = [i for i in ids if i in self._key_of]
+        key_of = self._key_table()
+        clash = [i for i in ids if i in key_of]
         if clash or len(set(ids)) != len(ids):
             dup = clash[0] if clash else next(i for i in ids if ids.count(i) > 1)
             raise ValueError(f"chunk id {dup!r} is already in the index; ids must be unique")
@@ -110,8 +173,8 @@ class VectorIndex:
         vectors = _normalise(embeddings)
         self._index.add(keys, vectors)
         self._chunks.extend(chunks)
-        self._key_of.update({cid: first + i for i, cid in enumerate(ids)})
-        self._vectors = np.concatenate([self._vectors, vectors])
+        key_of.update({cid: first + i for i, cid in enumerate(ids)})
+        self._vectors = np.concatenate([self._vectors, vectors]) if first else vectors
         self._lexical = None
 
     # -- the key table ----------------------------------------------------------------
@@ -132,7 +195,12 @@ class VectorIndex:
         return view
 
     def key_of(self, chunk_id: str) -> int:
-        return self._key_of[chunk_id]
+        return self._key_table()[chunk_id]
+
+    def _key_table(self) -> dict[str, int]:
+        if self._keys is None:  # a saved index reads its ids on the first look-up
+            self._keys = {c.id: i for i, c in enumerate(self._chunks)}
+        return self._keys
 
     def chunk(self, key: int) -> Chunk:
         return self._chunks[key]
@@ -179,7 +247,7 @@ class VectorIndex:
         """Every chunk's score in key order (float32): the cosine with ``query_vec``,
         plus ``lexical_weight`` x the relative BM25 of ``text`` when both are given."""
         query = _normalise(np.asarray(query_vec, dtype=np.float32).reshape(self.dim))
-        scores = self._vectors @ query
+        scores = np.asarray(self._vectors @ query)
         if text and lexical_weight > 0 and self._chunks:
             if self._lexical is None:
                 self._lexical = LexicalIndex([c.embedding_text for c in self._chunks])
@@ -188,15 +256,28 @@ class VectorIndex:
 
     # -- persistence ------------------------------------------------------------------
 
-    def save(self, folder: str | os.PathLike[str]) -> Path:
-        """Write the index to ``folder`` (created if needed); returns the folder."""
+    def save(
+        self, folder: str | os.PathLike[str], identity: Mapping[str, Any] | None = None
+    ) -> Path:
+        """Write the index to ``folder`` (created if needed); returns the folder.
+
+        ``identity`` (what the index was built from, see ``nexus.store``) goes into the
+        manifest, which is written last: a folder without one is incomplete.
+        """
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / "chunks.jsonl", "w", encoding="utf-8") as f:
-            for chunk in self._chunks:
-                f.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
-        np.save(folder / "vectors.npy", self._vectors)
-        self._index.save(str(folder / "index.usearch"))
+        offsets = [0]
+
+        def write_chunks(path: Path) -> None:
+            with open(path, "wb") as f:
+                for chunk in self._chunks:
+                    line = json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n"
+                    offsets.append(offsets[-1] + f.write(line.encode("utf-8")))
+
+        _replace(folder / "chunks.jsonl", write_chunks)
+        _replace(folder / "offsets.npy", lambda p: _save_npy(p, np.asarray(offsets, np.int64)))
+        _replace(folder / "vectors.npy", lambda p: _save_npy(p, np.asarray(self._vectors)))
+        _replace(folder / "index.usearch", lambda p: self._index.save(str(p)))
         manifest = {
             "format": FORMAT_VERSION,
             "model": self.model,
@@ -204,16 +285,34 @@ class VectorIndex:
             "count": len(self._chunks),
             "metric": "cos",
             "dtype": "f32",
-            "files": {"chunks": "chunks.jsonl", "vectors": "vectors.npy", "index": "index.usearch"},
+            "files": {
+                "chunks": "chunks.jsonl",
+                "offsets": "offsets.npy",
+                "vectors": "vectors.npy",
+                "index": "index.usearch",
+            },
+            "identity": dict(identity or {}),
         }
-        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        text = json.dumps(manifest, indent=2) + "\n"
+        _replace(folder / MANIFEST, lambda p: p.write_text(text, encoding="utf-8"))
         return folder
+
+    @staticmethod
+    def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
+        """The manifest of a saved index, or None when there is none (or it is unreadable)."""
+        try:
+            manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return manifest if isinstance(manifest, dict) else None
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str]) -> VectorIndex:
-        """Read an index written by ``save``."""
+        """Open an index written by ``save``, memory-mapped and read-only."""
         folder = Path(folder)
-        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest = cls.read_manifest(folder)
+        if manifest is None:
+            raise ValueError(f"{folder} holds no saved index (no readable {MANIFEST})")
         if manifest.get("format") != FORMAT_VERSION:
             raise ValueError(
                 f"{folder} holds index format {manifest.get('format')!r}; "
@@ -221,15 +320,27 @@ class VectorIndex:
             )
         files = manifest["files"]
         index = cls(int(manifest["dim"]), manifest.get("model", ""))
-        with open(folder / files["chunks"], encoding="utf-8") as f:
-            index._chunks = [Chunk.from_dict(json.loads(line)) for line in f if line.strip()]
-        index._key_of = {c.id: i for i, c in enumerate(index._chunks)}
-        index._vectors = np.load(folder / files["vectors"]).astype(np.float32, copy=False)
-        index._index.load(str(folder / files["index"]))
-        counts = {len(index._chunks), index._vectors.shape[0], len(index._index)}
-        if counts != {int(manifest["count"])}:
+        offsets = np.load(folder / files["offsets"], mmap_mode="r")
+        index._chunks = SavedChunks(folder / files["chunks"], offsets)
+        index._keys = None
+        index._vectors = np.load(folder / files["vectors"], mmap_mode="r")
+        count = int(manifest["count"])
+        if count:  # usearch cannot map an empty index file
+            viewed = Index.restore(str(folder / files["index"]), view=True)
+            if viewed is None:
+                raise ValueError(f"{folder / files['index']} is not a usearch index: rebuild it")
+            index._index = viewed
+        sizes = {len(index._chunks), index._vectors.shape[0], len(index._index)}
+        if sizes != {count} or index._vectors.shape[1:] != (index.dim,):
             raise ValueError(f"{folder} is inconsistent: chunks, vectors and index differ in size")
+        index.folder = folder
+        index.identity = dict(manifest.get("identity") or {})
         return index
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as f:  # a file object: np.save would append .npy to the name
+        np.save(f, array)
 
 
 def build_indexes(

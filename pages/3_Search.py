@@ -34,7 +34,9 @@ stats = st.session_state.get("index_stats", {})
 st.caption(
     f"{len(engine.lines_index)} line-based and {len(engine.ast_index)} AST chunks indexed with "
     f"{safe.code(engine.embedder.name)}; last build embedded {stats.get('misses', 0)} new texts "
-    f"and took {stats.get('hits', 0)} from the cache."
+    f"and took {stats.get('hits', 0)} from the cache"
+    + "".join(f"; opened the saved {s} index" for s in stats.get("reused", []))
+    + "."
 )
 
 left, right = st.columns([3, 1])

@@ -17,3 +17,10 @@ def real_embedder():
     embedder = SentenceTransformerEmbedder()
     embedder.load()
     return embedder
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(monkeypatch, tmp_path):
+    """The default embedding cache (and the saved indexes beside it) in a temporary folder:
+    a test that gives no ``--cache`` must not write into the working directory."""
+    monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "nexus-cache"))

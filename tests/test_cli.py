@@ -273,7 +273,7 @@ class CountingEmbedder:
 
 
 @pytest.mark.parametrize("verb", ["search", "eval"])
-def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, verb):
+def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, tmp_path, verb):
     from nexus import cli
     from nexus.config import ChunkConfig
     from nexus.evaluation import load_queries
@@ -292,7 +292,8 @@ def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, verb
     ]:
         embedder = CountingEmbedder()
         monkeypatch.setattr(cli, "_embedder", lambda args, config, e=embedder: e)
-        code, out, _ = run(capsys, verb, str(EVAL_REPO), *extra, *flag)
+        cache = str(tmp_path / "-".join(["cache", *flag]))  # no saved index to reuse
+        code, out, _ = run(capsys, verb, str(EVAL_REPO), *extra, *flag, "--cache", cache)
         assert code == 0
         queries = 1 if verb == "search" else len(load_queries(EVAL_REPO / "queries.jsonl"))
         assert embedder.texts == built + queries

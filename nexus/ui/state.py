@@ -39,6 +39,13 @@ from nexus.sources import (
     default_allowed_roots,
     open_repository,
 )
+from nexus.store import (
+    IndexStore,
+    chunk_and_embed,
+    files_digest,
+    identity_for,
+    open_or_build,
+)
 from nexus.types import Chunk, Unit
 from nexus.ui import render, safe
 
@@ -487,6 +494,8 @@ def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[
 def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -> SideBySide:
     """Line-based and AST indexes of the repository, built once per repo + settings.
 
+    Saved indexes that match the files, settings and model (``nexus index``, ``nexus
+    search``, another session) are opened instead of built; ``refresh`` builds anew.
     Raises ``ModelUnavailableError`` when the model is missing.
     """
     embedder = get_embedder(config.words_view)
@@ -497,19 +506,30 @@ def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -
         memory().discard(key)
 
     def build() -> SideBySide:
-        line_chunks = repo_chunks(repo, lines_config)
-        ast_chunks = repo_chunks(repo, config.with_(strategy="ast"))
+        configs = {"lines": lines_config, "ast": config.with_(strategy="ast")}
+        digest = files_digest(repo.source_files())
+        identities = [identity_for(repo.name, digest, c, embedder.name) for c in configs.values()]
         with_cache = CachedEmbedder(embedder, embedding_cache())
         progress, done = progress_callback("Embedding chunks…")
         try:
-            engine = SideBySide(line_chunks, ast_chunks, with_cache, progress=progress)
+            lines, ast = open_or_build(
+                IndexStore(embedding_cache().folder / "indexes"),
+                identities,
+                chunk_and_embed(
+                    lambda missing: [repo_chunks(repo, configs[i.strategy]) for i in missing],
+                    with_cache,
+                    progress,
+                ),
+                rebuild=refresh,
+            )
         finally:
             done()
         st.session_state["index_stats"] = {
             "hits": with_cache.last_hits,
             "misses": with_cache.last_misses,
+            "reused": [s for s, o in zip(configs, (lines, ast), strict=True) if o.reused],
         }
-        return engine
+        return SideBySide.from_indexes(lines.index, ast.index, with_cache)
 
     return cached(key, build, _side_by_side_bytes)
 

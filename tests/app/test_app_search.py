@@ -82,3 +82,13 @@ def test_keyword_weight_changes_the_scores_without_rebuilding(page) -> None:
         key for key in state.memory().oldest_first() if key[0] == "index"
     ] == built  # no rebuild
     assert at.query_params["lw"] in ("50", ["50"])
+
+
+def test_saved_indexes_are_opened_not_rebuilt(page) -> None:
+    first = page("search").run()
+    assert not first.exception
+    assert "opened the saved" not in " ".join(c.value for c in first.caption)
+    state.memory().clear()  # as after a server restart: nothing held in memory
+    again = page("search").run()
+    captions = " ".join(c.value for c in again.caption)
+    assert "opened the saved lines index; opened the saved ast index" in captions

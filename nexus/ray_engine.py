@@ -1,0 +1,266 @@
+"""The Ray engine: chunk and embed a repository on a Ray cluster (``--engine ray``).
+
+The driver reads and classifies the repository as usual (ignore rules, safety limits)
+and hands the chunkable files to Ray Data as a dataset of ``(file info, bytes)`` rows,
+so the workers need no shared file system. Chunking runs in ``map_batches`` tasks
+(one CPU each) through the same per-file functions as the local engine (``analyze``,
+then ``nexus.pipeline.chunk_analysis``), so both engines give the same chunks;
+embedding runs in an actor pool, one model per actor, each actor on one core. The dataset keeps file
+order, and the driver streams the results into ``OUT/parquet/part-NNNNN.parquet``
+shards (the chunk fields, plus ``vector`` when embedding), ``OUT/chunks.jsonl`` (the
+same records as ``nexus chunk --format jsonl``) and ``OUT/run.json`` (the manifest).
+
+``ray`` is an optional dependency (``pip install -e .[ray]``), imported only here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus.chunking.analysis import analyze
+from nexus.chunking.profiles import Profile
+from nexus.config import ChunkConfig
+from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
+from nexus.pipeline import chunk_analysis
+from nexus.sources import Repository, decode_source
+from nexus.types import Category, Chunk, FileInfo
+
+#: Chunks per Parquet shard (and per batch the driver reads back).
+SHARD_ROWS = 10_000
+#: Files per chunking task.
+FILES_PER_TASK = 16
+#: Chunks per embedding call in an actor.
+EMBED_BATCH = 64
+
+
+class RayUnavailableError(RuntimeError):
+    """``--engine ray`` was asked for but ray cannot be imported or reached."""
+
+
+def require_ray() -> Any:
+    """Import Ray, or say how to install it.
+
+    Ray must be imported before usearch (``nexus.index``) in a process: the two C++
+    runtimes clash, and ``ray.init`` then aborts the process (``std::regex_error``).
+    The CLI imports Ray first for ``--engine ray``; library callers do the same.
+    """
+    if "ray" not in sys.modules and "usearch" in sys.modules:
+        raise RayUnavailableError(
+            "usearch was imported before ray, and ray.init would abort this process: "
+            "call nexus.ray_engine.require_ray() before importing nexus.index"
+        )
+    try:
+        import ray
+        import ray.data  # noqa: F401 - Ray Data ships in the same wheel, needs pyarrow/pandas
+    except ImportError as exc:
+        raise RayUnavailableError(
+            f"--engine ray needs Ray: pip install -e '.[ray]' ({exc})"
+        ) from exc
+    return ray
+
+
+def connect(address: str | None = None, num_cpus: int | None = None) -> Any:
+    """Join the cluster at ``address`` (``auto``, ``ray://host:10001``, ``host:6379``), or
+    start Ray on this machine; an already started Ray is used as it is."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING"}
+    if address:
+        # The workers import this very Nexus: ship the package with the job.
+        import nexus
+
+        kwargs["runtime_env"] = {"py_modules": [str(Path(nexus.__file__).parent)]}
+        kwargs["address"] = address
+    else:
+        kwargs["num_cpus"] = num_cpus
+    logging.getLogger("ray.data").setLevel(logging.WARNING)  # no progress lines every 10 s
+    try:
+        ray.init(**kwargs)
+    except Exception as exc:  # Ray raises bare Exception when a node times out starting
+        where = address or "local"
+        raise RayUnavailableError(f"cannot start or reach Ray at {where}: {exc}") from exc
+    return ray
+
+
+def _schema() -> Any:
+    import pyarrow as pa
+
+    text, num = pa.string(), pa.int64()
+    fields = [
+        ("id", text), ("repo", text), ("file", text), ("language", text), ("strategy", text),
+        ("start_line", num), ("end_line", num), ("start_byte", num), ("end_byte", num),
+        ("token_count", num), ("text", text), ("context", text), ("symbol", text),
+        ("symbol_kind", text), ("parent", text), ("symbols", pa.list_(text)),
+        ("imports", pa.list_(text)), ("exported", pa.bool_()), ("profile", text),
+        ("has_error", pa.bool_()), ("embedding_text", text),
+    ]  # fmt: skip
+    return pa.schema(fields)
+
+
+def _file_row(info: FileInfo, data: bytes) -> dict[str, Any]:
+    return {
+        "path": info.path,
+        "size": info.size,
+        "category": str(info.category),
+        "language": info.language,
+        "reason": info.reason,
+        "data": data,
+    }
+
+
+def _chunk_files(
+    batch: Any, config: ChunkConfig, repo: str, profiles: dict[str, Profile] | None
+) -> Any:
+    """``map_batches`` task: a batch of file rows -> their chunks, in file order."""
+    import pyarrow as pa
+
+    rows = []
+    for row in batch.to_pylist():
+        info = FileInfo(
+            row["path"], row["size"], Category(row["category"]), row["language"], row["reason"]
+        )
+        analysis = analyze(decode_source(info, row["data"]), config.encoding)
+        chunks = chunk_analysis(analysis, config, repo=repo, custom_profiles=profiles)
+        rows.extend(c.to_dict() for c in chunks)
+    return pa.Table.from_pylist(rows, schema=_schema())
+
+
+class _EmbedChunks:
+    """Actor: one embedder, built once, adds a ``vector`` column to batches of chunks."""
+
+    def __init__(self, make_embedder: Callable[[], Embedder], cache: str | None) -> None:
+        embedder = make_embedder()
+        self.embedder = CachedEmbedder(embedder, EmbeddingCache(cache)) if cache else embedder
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        texts = batch.column("embedding_text").to_pylist()
+        vectors = np.asarray(self.embedder.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+        flat = pa.array(vectors.reshape(-1), type=pa.float32())
+        return batch.append_column(
+            "vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
+        )
+
+
+def model_embedder(words_view: bool, model_path: str | None) -> Embedder:
+    """The CLI's embedder inside an actor: the model on one thread (one actor per core)."""
+    import torch
+
+    torch.set_num_threads(1)
+    return default_embedder(words_view=words_view, model_path=model_path)
+
+
+@dataclass
+class RayRun:
+    """What a Ray run produced, in file order (``vectors`` only when it embedded)."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray | None
+    files: int
+    shards: list[str]
+    seconds: float
+    manifest: Path
+
+
+def run(
+    repo: Repository,
+    config: ChunkConfig,
+    out: str | os.PathLike[str],
+    *,
+    embedder: Callable[[], Embedder] | None = None,
+    model: str = "",
+    cache: str | None = None,
+    actors: int | None = None,
+    custom_profiles: dict[str, Profile] | None = None,
+) -> RayRun:
+    """Chunk (and with ``embedder``, a picklable factory, embed) ``repo`` on the connected
+    Ray cluster (see ``connect``) and write the results to the folder ``out``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ray = require_ray()
+    if not ray.is_initialized():
+        raise RayUnavailableError("Ray is not started: call nexus.ray_engine.connect() first")
+    started = time.perf_counter()
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # chunks come back in file order
+    infos = [info for info in repo.files if info.chunkable]
+    rows = [_file_row(info, repo.contents[info.path]) for info in infos]
+    # At least two blocks per CPU so every worker gets some, at most FILES_PER_TASK files each.
+    blocks = min(len(rows), max(2 * _cpus(ray), -(-len(rows) // FILES_PER_TASK)))
+    files = ray.data.from_items(rows, override_num_blocks=max(1, blocks))
+    chunks = files.map_batches(
+        _chunk_files,
+        fn_kwargs={"config": config, "repo": repo.name, "profiles": custom_profiles},
+        batch_format="pyarrow",
+        batch_size=FILES_PER_TASK,
+        num_cpus=1,
+    )
+    if embedder is not None:
+        chunks = chunks.map_batches(
+            _EmbedChunks,
+            fn_constructor_kwargs={"make_embedder": embedder, "cache": cache},
+            batch_format="pyarrow",
+            batch_size=EMBED_BATCH,
+            compute=ray.data.ActorPoolStrategy(size=actors or _cpus(ray)),
+            num_cpus=1,
+        )
+    out = Path(out)
+    (out / "parquet").mkdir(parents=True, exist_ok=True)
+    for old in (out / "parquet").glob("part-*.parquet"):
+        old.unlink()  # shards of an earlier run
+    records: list[Chunk] = []
+    vectors: list[np.ndarray] = []
+    shards: list[str] = []
+    with open(out / "chunks.jsonl", "w", encoding="utf-8") as jsonl:
+        for batch in chunks.iter_batches(batch_size=SHARD_ROWS, batch_format="pyarrow"):
+            if batch.num_rows == 0:
+                continue
+            name = f"part-{len(shards):05d}.parquet"
+            pq.write_table(batch, out / "parquet" / name)
+            shards.append(name)
+            for row in batch.drop_columns(["vector"] if embedder else []).to_pylist():
+                chunk = Chunk.from_dict(row)
+                records.append(chunk)
+                jsonl.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
+            if embedder is not None:
+                column = batch.column("vector").combine_chunks()
+                dim = column.type.list_size
+                vectors.append(column.flatten().to_numpy().reshape(-1, dim))
+    seconds = time.perf_counter() - started
+    stacked = None
+    if embedder is not None:
+        stacked = np.concatenate(vectors) if vectors else np.zeros((0, 0), np.float32)
+    manifest = {
+        "engine": "ray",
+        "ray": ray.__version__,
+        "cluster_cpus": _cpus(ray),
+        "repo": repo.name,
+        "files": len(infos),
+        "chunks": len(records),
+        "settings": config.to_dict(),
+        "model": model if embedder is not None else None,
+        "seconds": round(seconds, 3),
+        "jsonl": "chunks.jsonl",
+        "parquet": [f"parquet/{name}" for name in shards],
+        "schema": str(pa.schema(_schema())),
+    }
+    path = out / "run.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return RayRun(records, stacked, len(infos), shards, seconds, path)
+
+
+def _cpus(ray: Any) -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -1,0 +1,159 @@
+"""Saved indexes: opened memory-mapped, reused when files, settings and model match."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nexus import cli
+from nexus.config import ChunkConfig
+from nexus.index import SavedChunks, VectorIndex
+from nexus.store import IndexStore, chunk_and_embed, files_digest, identity_for, open_or_build
+from nexus.ui.fake_embedder import HashingEmbedder
+from tests import helpers
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "ts-payments"
+
+
+def random_index(n: int = 300, dim: int = 16) -> VectorIndex:
+    rng = np.random.default_rng(3)
+    chunks = [helpers.make_chunk(f"c{i}", start=i + 1, end=i + 2) for i in range(n)]
+    return VectorIndex.build(chunks, rng.normal(size=(n, dim)), model="random")
+
+
+def test_saved_index_opens_memory_mapped_and_searches_alike(tmp_path) -> None:
+    index = random_index()
+    index.save(tmp_path / "idx")
+    opened = VectorIndex.load(tmp_path / "idx")
+    assert isinstance(opened.vectors, np.memmap)  # vectors stay on disk
+    assert isinstance(opened._chunks, SavedChunks)  # chunks parsed per hit
+    assert opened.folder == tmp_path / "idx"
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        query = rng.normal(size=16).astype(np.float32)
+        assert opened.search(query, 5) == index.search(query, 5)
+        assert opened.search(query, 5, exact=True) == index.search(query, 5, exact=True)
+        np.testing.assert_array_equal(opened.all_scores(query), index.all_scores(query))
+    hybrid = opened.search(query, 3, text="function c7", lexical_weight=0.5)
+    assert hybrid == index.search(query, 3, text="function c7", lexical_weight=0.5)
+    assert opened.key_of("c42") == 42 and opened.chunk(-1).id == "c299"
+    assert opened.chunks[10:12] == index.chunks[10:12]
+    with pytest.raises(ValueError, match="read-only"):
+        opened.add([helpers.make_chunk("new")], np.ones((1, 16)))
+
+
+def test_empty_index_round_trip(tmp_path) -> None:
+    VectorIndex(8, "m").save(tmp_path / "empty")
+    opened = VectorIndex.load(tmp_path / "empty")
+    assert len(opened) == 0 and opened.search(np.ones(8), 3) == []
+
+
+def test_a_folder_without_manifest_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ValueError, match="no saved index"):
+        VectorIndex.load(tmp_path)
+
+
+def test_identity_follows_files_settings_and_model() -> None:
+    files = [helpers.make_source("let a = 1\n", "a.ts"), helpers.make_source("b()\n", "b.ts")]
+    digest = files_digest(files)
+    base = identity_for("r", digest, ChunkConfig(), "m")
+    assert identity_for("r", files_digest(files), ChunkConfig(), "m").key == base.key
+    changed = [files[0], helpers.make_source("b(1)\n", "b.ts")]
+    renamed = [files[0], helpers.make_source("b()\n", "c.ts")]
+    others = [
+        identity_for("r", files_digest(changed), ChunkConfig(), "m"),
+        identity_for("r", files_digest(renamed), ChunkConfig(), "m"),
+        identity_for("r", digest, ChunkConfig(max_tokens=256), "m"),
+        identity_for("r", digest, ChunkConfig(context_header=False), "m"),
+        identity_for("r", digest, ChunkConfig(strategy="lines"), "m"),
+        identity_for("r", digest, ChunkConfig(), "m+dual"),
+        identity_for("other", digest, ChunkConfig(), "m"),
+    ]
+    assert len({base.key, *(i.key for i in others)}) == 1 + len(others)
+    # Settings a strategy does not read, and search-time settings, keep the identity.
+    assert identity_for("r", digest, ChunkConfig(line_window=20), "m").key == base.key
+    assert identity_for("r", digest, ChunkConfig(lexical_weight=0.0), "m").key == base.key
+
+
+def test_open_or_build_reuses_and_rebuilds_a_damaged_index(tmp_path) -> None:
+    store, embedder = IndexStore(tmp_path), HashingEmbedder(dim=32)
+    identity = identity_for("r", "digest", ChunkConfig(), embedder.name)
+    calls = []
+
+    def make_chunks(missing):
+        calls.append([i.strategy for i in missing])
+        return [[helpers.make_chunk(f"c{i}") for i in range(5)] for _ in missing]
+
+    build = chunk_and_embed(make_chunks, embedder)
+    (first,) = open_or_build(store, [identity], build)
+    (again,) = open_or_build(store, [identity], build)
+    assert (first.reused, again.reused, calls) == (False, True, [["ast"]])
+    assert again.folder == first.folder and again.index.chunks == first.index.chunks
+    (first.folder / "vectors.npy").write_bytes(b"not numpy")
+    (fixed,) = open_or_build(store, [identity], build)
+    assert not fixed.reused and len(calls) == 2
+    assert len(VectorIndex.load(fixed.folder)) == 5
+
+
+@pytest.fixture
+def cli_repo(tmp_path, monkeypatch) -> Path:
+    """A copy of a sample repo, the CLI's embedder swapped for the hashing one."""
+    monkeypatch.setattr("nexus.embedding.default_embedder", lambda **_: HashingEmbedder())
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLE, repo)
+    return repo
+
+
+def _run(capsys, *argv: str) -> tuple[str, str]:
+    assert cli.main(list(argv)) == 0
+    out = capsys.readouterr()
+    return out.out, out.err
+
+
+def test_cli_index_is_reused_by_search_and_eval_until_a_file_or_setting_changes(
+    cli_repo, tmp_path, capsys
+) -> None:
+    cache = str(tmp_path / "cache")
+    out, err = _run(capsys, "index", str(cli_repo), "--cache", cache)
+    assert "indexed" in out and "built and saved ast index" in err
+    out, err = _run(capsys, "index", str(cli_repo), "--cache", cache)
+    assert "index up to date" in out and "opened saved ast index" in err
+
+    _, err = _run(capsys, "search", str(cli_repo), "refund a payment", "--cache", cache)
+    assert "opened saved ast index" in err and "lines index" not in err
+    both = ("--strategy", "both")
+    _, err = _run(capsys, "search", str(cli_repo), "refund", "--cache", cache, *both)
+    assert "opened saved ast index" in err and "built and saved lines index" in err
+    queries = str(cli_repo / "queries.jsonl")
+    _, err = _run(capsys, "eval", str(cli_repo), "--queries", queries, "--cache", cache, *both)
+    assert "opened saved ast index" in err and "opened saved lines index" in err
+    # The keyword weight is applied at query time: the indexes still match.
+    _, err = _run(
+        capsys, "search", str(cli_repo), "q", "--cache", cache, *both, "--lexical-weight", "0"
+    )
+    assert err.count("opened saved") == 2
+
+    _, err = _run(
+        capsys, "search", str(cli_repo), "q", "--cache", cache, *both, "--max-tokens", "256"
+    )
+    assert "built and saved ast index" in err and "opened saved lines index" in err
+
+    source = next(p for p in sorted(cli_repo.rglob("*.ts")) if "src" in p.parts)
+    source.write_text(source.read_text() + "\nexport const added = 1;\n")
+    _, err = _run(capsys, "search", str(cli_repo), "q", "--cache", cache, *both)
+    assert err.count("built and saved") == 2
+    _, err = _run(capsys, "index", str(cli_repo), "--cache", cache, "--rebuild")
+    assert "built and saved ast index" in err
+
+
+def test_cli_index_out_folder(cli_repo, tmp_path, capsys) -> None:
+    folder = tmp_path / "mine"
+    _run(capsys, "index", str(cli_repo), "--cache", str(tmp_path / "c"), "--out", str(folder))
+    assert VectorIndex.read_manifest(folder)["identity"]["repo"] == "ts-payments"
+    out, _ = _run(
+        capsys, "index", str(cli_repo), "--cache", str(tmp_path / "c"), "--out", str(folder)
+    )
+    assert "up to date" in out
