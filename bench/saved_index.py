@@ -126,10 +126,15 @@ def measure(folder: Path, mode: str, queries: int) -> dict[str, object]:
         out.update(p50_ms=float(np.percentile(ms, 50)), p95_ms=float(np.percentile(ms, 95)))
         out["rss_queries"] = rss()
         truth_q = qs[:100]
-        exact = np.argsort(-(np.asarray(index.vectors) @ truth_q.T), axis=0)[:10].T
-        found = [[index.key_of(h.chunk.id) for h in index.search(q, 10)] for q in truth_q]
+        scores = np.asarray(index.vectors) @ truth_q.T
+        exact = np.argsort(-scores, axis=0)[:10].T
+        hits = [index.search(q, 10) for q in truth_q]
+        found = [[index.key_of(h.chunk.id) for h in row] for row in hits]
         recall = np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, exact, strict=True)])
         out["recall_at_10"] = float(recall)
+        # Synthetic clusters make the exact top 10 near-ties: say how near.
+        out["exact_10th_score"] = float(np.mean(np.sort(scores, axis=0)[-10]))
+        out["hnsw_10th_score"] = float(np.mean([row[-1].score for row in hits]))
         out["rss_after_exact"] = rss()
     out["load"] = load_avg()
     return out
@@ -139,6 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vectors", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--modes", default="view,load", help="which opens to measure (view,load)")
     parser.add_argument("--measure", choices=["view", "load"], help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -151,7 +157,12 @@ def main() -> None:
     build_s = build(folder, args.vectors)
     print(f"built in {build_s:.0f} s (0 = reused; load {load_avg()})", flush=True)
     runs = {}
-    for mode in ("view", "load"):
+    previous = RESULTS / "saved_index.json"
+    if args.modes != "view,load" and previous.is_file():  # keep the other mode's figures
+        old = json.loads(previous.read_text())
+        if old.get("vectors") == args.vectors:
+            runs = old["runs"]
+    for mode in args.modes.split(","):
         cmd = [sys.executable, __file__, "--measure", mode, "--folder", str(folder)]
         cmd += ["--queries", str(args.queries)]
         runs[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True).stdout)
@@ -196,7 +207,11 @@ Memory-mapped, after {report["queries"]} top-10 searches (HNSW, hits with their 
 records): p50 {view["p50_ms"]:.2f} ms, p95 {view["p95_ms"]:.2f} ms; RSS +{mb(view, "rss_queries")} MB
 over the process before opening (RssAnon +{mb(view, "rss_queries", "RssAnon")} MB: the rest are
 file pages the OS can drop). Recall@10 against exact cosine (100 queries):
-{view["recall_at_10"]:.3f}. One exact numpy scan over all vectors (what a hybrid query does)
+{view["recall_at_10"]:.3f} (mean cosine of the exact 10th hit
+{view.get("exact_10th_score", float("nan")):.3f}, of HNSW's 10th
+{view.get("hnsw_10th_score", float("nan")):.3f}): the graph built at this low effort finds poor
+neighbours on these clustered vectors, so the latencies are those of a cheap graph; a
+graph built at usearch's default effort (over an hour here) is needed for useful recall. One exact numpy scan over all vectors (what a hybrid query does)
 maps them all: RSS then +{mb(view, "rss_after_exact")} MB, own memory +{mb(view, "rss_after_exact", "RssAnon")} MB.
 """  # noqa: E501
 
