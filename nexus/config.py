@@ -155,14 +155,24 @@ def load_selection(path: str | Path) -> FileSelection:
     return FileSelection.from_dict(table)
 
 
-def dump_config_toml(config: ChunkConfig) -> str:
-    """TOML text for a config, the format the dashboard exports."""
-    lines = ["[chunking]"]
-    for key, value in config.to_dict().items():
+def dump_config_toml(config: ChunkConfig, selection: FileSelection | None = None) -> str:
+    """TOML text for a config, the format the dashboard exports; with a ``selection``,
+    its ``[files]`` table too (what ``load_selection`` reads back)."""
+    lines = ["[chunking]", *_toml_pairs(config.to_dict())]
+    if selection is not None:
+        lines += ["", "[files]", *_toml_pairs(asdict(selection))]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_pairs(values: dict[str, object]) -> list[str]:
+    lines = []
+    for key, value in values.items():
         if isinstance(value, bool):
             lines.append(f"{key} = {'true' if value else 'false'}")
         elif isinstance(value, int):
             lines.append(f"{key} = {value}")
+        elif isinstance(value, tuple | list):
+            lines.append(f"{key} = {json.dumps(list(value))}")
         else:
             lines.append(f"{key} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
+    return lines

@@ -71,6 +71,10 @@ def describe(config: ChunkConfig) -> str:
     return f"ast {config.max_tokens}/{config.min_tokens} {config.profile}"
 
 
+#: ``progress(share_done, what)``: the share of the sweep done (0..1) and what runs now.
+SweepProgress = Callable[[float, str], None]
+
+
 def sweep(
     analyses: Sequence[FileAnalysis],
     repo: str,
@@ -79,17 +83,31 @@ def sweep(
     embedder: Embedder,
     max_tokens: Sequence[int],
     min_tokens: Sequence[int] = (0,),
-    progress: Callable[[int, int], None] | None = None,
+    progress: SweepProgress | None = None,
+    extra: Sequence[tuple[int, int]] = (),
 ) -> list[ConfigResult]:
-    """Every (max, min) pair with ``min < max``, the queries embedded once."""
-    query_vectors = embedder.encode([q.query for q in queries])
+    """Every (max, min) pair with ``min < max``, then the ``extra`` pairs not in the grid
+    (the setting in use, so a sweep always has it as a row); the queries are embedded
+    once. ``progress`` is told from the start, embedding included, not only after
+    each setting."""
+    report: SweepProgress = progress or (lambda share, what: None)
     grid = [(hi, lo) for hi in max_tokens for lo in min_tokens if lo < hi]
+    grid += [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
+    report(0.0, f"embedding {len(queries)} queries")
+    query_vectors = embedder.encode([q.query for q in queries])
     results = []
     for done, (hi, lo) in enumerate(grid):
+        what = f"setting {done + 1} of {len(grid)} (max {hi}, min {lo})"
+        report(done / len(grid), what)
+
+        def embedding(n: int, total: int, done: int = done, what: str = what) -> None:
+            report((done + n / max(total, 1)) / len(grid), f"{what}: embedding {n}/{total}")
+
         config = base.with_(strategy="ast", max_tokens=hi, min_tokens=lo)
-        results.append(evaluate_config(analyses, repo, config, queries, embedder, query_vectors))
-        if progress is not None:
-            progress(done + 1, len(grid))
+        results.append(
+            evaluate_config(analyses, repo, config, queries, embedder, query_vectors, embedding)
+        )
+    report(1.0, "done")
     return results
 
 

@@ -74,3 +74,39 @@ def summarize(fates: list[UnitFate]) -> FragmentationSummary:
         mean_pieces_when_split=mean(f.pieces for f in split) if split else 0.0,
         mean_dilution=mean(f.dilution for f in fates) if fates else 1.0,
     )
+
+
+def _held_whole(unit: Unit, chunks: list[Chunk]) -> bool:
+    return any(c.start_byte <= unit.start_byte and c.end_byte >= unit.end_byte for c in chunks)
+
+
+def cuts_at_start(units: Iterable[Unit], chunks: list[Chunk]) -> list[list[Unit]]:
+    """Per chunk, the split units its first line cuts (outermost first; a closure cut
+    with its function is not listed again): what Compare marks on the line."""
+    split = [u for u in units if not _held_whole(u, chunks)]
+    out: list[list[Unit]] = []
+    for chunk in chunks:
+        cut = [u for u in split if u.start_byte < chunk.start_byte < u.end_byte]
+        names = {u.qualname for u in cut}
+        out.append([u for u in cut if u.parent not in names])
+    return out
+
+
+def piece_numbers(units: Iterable[Unit], chunks: list[Chunk]) -> list[tuple[int, int] | None]:
+    """Per chunk, ``(k, n)`` when it is the k-th of the n chunks that carry a split
+    unit's name (the pieces of one function), else None."""
+    out: list[tuple[int, int] | None] = [None] * len(chunks)
+    for unit in units:
+        if _held_whole(unit, chunks):
+            continue
+        pieces = [
+            i
+            for i, c in enumerate(chunks)
+            if c.symbol == unit.qualname
+            and c.start_byte < unit.end_byte
+            and c.end_byte > unit.start_byte
+        ]
+        if len(pieces) > 1:
+            for k, i in enumerate(pieces, start=1):
+                out[i] = (k, len(pieces))
+    return out

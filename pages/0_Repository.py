@@ -10,14 +10,23 @@ import plotly.express as px
 import streamlit as st
 
 from nexus.scan import summarize
+from nexus.selection import SWITCHES
 from nexus.sources import IngestError
+from nexus.types import CHUNKABLE_LANGUAGES
 from nexus.ui import safe, state
 
 state.page_setup("Repository")
 st.title("Nexus · Repository")
+st.markdown(
+    "Nexus cuts a JavaScript/TypeScript codebase into chunks along its syntax tree "
+    "(whole functions, methods and classes) so that retrieval for an LLM finds the code a "
+    "question is about; these pages let you tune that chunking, compare it with plain line "
+    "windows and try queries on both. By default only **source** files are chunked: tests, "
+    "generated, vendored and minified files are left out unless you switch them on below."
+)
 st.caption(
-    "Pick a repository to chunk. The other pages (Chunks and AST, Compare, Search, "
-    "Evaluate, Export) all work on the repository chosen here."
+    "Pick a repository here; the other pages (Chunks and AST, Compare, Search, Evaluate, "
+    "Export) all work on it."
 )
 
 st.session_state.setdefault("source", state.SOURCES[0])
@@ -34,7 +43,7 @@ elif source == state.SOURCES[1]:
     if upload is not None:
         data = upload.getvalue()
         name = Path(upload.name).stem
-        choice = state.RepoChoice("upload", hashlib.sha256(data).hexdigest())
+        choice = state.RepoChoice("upload", hashlib.sha256(data).hexdigest(), name)
     elif state.current_choice().kind != "upload":
         st.info("Upload a .zip of a JavaScript/TypeScript repository.")
 else:
@@ -52,6 +61,51 @@ if choice is not None and choice != st.session_state.get("repo_choice"):
         st.error(f"Could not open the repository: {safe.md(exc)}")
         st.stop()
 
+repo = state.current_repo()
+base = st.session_state["repo_base"]
+with st.expander("What to index", expanded=True):
+    chunkable_kinds = {
+        name: sum(
+            1
+            for info in base.files
+            if info.category is category and info.language in CHUNKABLE_LANGUAGES
+        )
+        for name, category in SWITCHES.items()
+    }
+    toggles = st.columns(len(SWITCHES))
+    for column, (name, key) in zip(toggles, state.SWITCH_KEYS.items(), strict=True):
+        column.toggle(
+            f"{name.capitalize()} ({chunkable_kinds[name]} files)",
+            key=key,
+            on_change=state.apply_selection,
+            help=f"Chunk and index {name} files too (left out by default).",
+        )
+    include, exclude = st.columns(2)
+    include.text_area(
+        "Only files matching (globs, one a line)",
+        key=state.GLOB_KEYS["include"],
+        on_change=state.apply_selection,
+        placeholder="src/**\nlib/*.ts",
+        height=80,
+        help="gitignore patterns relative to the repository root; empty = every file.",
+    )
+    exclude.text_area(
+        "Leave out files matching (globs, one a line)",
+        key=state.GLOB_KEYS["exclude"],
+        on_change=state.apply_selection,
+        placeholder="**/*.stories.tsx\nscripts/",
+        height=80,
+        help="gitignore patterns; a file matching one is not chunked.",
+    )
+    if st.session_state.get("selection_error"):
+        st.error(
+            f"Those globs cannot be used: {safe.md(st.session_state['selection_error'])}. "
+            "The previous selection still applies."
+        )
+    st.caption(
+        "The choice travels with the settings: in the link, and in the `[files]` table of "
+        "the Export page's nexus.toml (`nexus chunk --config` reads it)."
+    )
 repo = state.current_repo()
 state.settings_sidebar()
 report = summarize(repo.report())

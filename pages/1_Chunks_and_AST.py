@@ -6,8 +6,9 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from nexus.fragmentation import piece_numbers
 from nexus.pipeline import chunk_analysis, pick_profile
-from nexus.ui import render, safe, state
+from nexus.ui import codeview, render, safe, state, tuning
 
 state.page_setup("Chunks and AST")
 config = state.settings_sidebar()
@@ -25,7 +26,7 @@ profile, reason = pick_profile(analysis, config)
 pieces, window, exact = state.window_counts(chunks)
 over = [i for i, n in enumerate(pieces) if n > window]
 
-cols = st.columns(5)
+cols = st.container(key="nx_metrics_chunks").columns(5)
 cols[0].metric("Chunks", len(chunks))
 cols[1].metric("Units found", len(analysis.units))
 cols[2].metric("Lines", analysis.source.text.count("\n") + 1)
@@ -33,8 +34,8 @@ cols[3].metric("Largest chunk", f"{max((c.token_count for c in chunks), default=
 cols[4].metric(
     "Over model window",
     len(over),
-    help=f"Chunks whose embedding text exceeds {window} word pieces"
-    + ("" if exact else " (estimated: the model is not loaded yet)"),
+    help=f"Chunks whose embedding text exceeds {window} word pieces, counted with the "
+    "model's tokenizer" + ("" if exact else " (estimated: no model folder found)"),
 )
 st.caption(f"Profile **{safe.md(profile.name)}**: {safe.md(reason)}.")
 
@@ -42,28 +43,40 @@ if not chunks:
     st.info("This file is empty: there is nothing to chunk.")
     st.stop()
 
-options = list(range(len(chunks)))
-if st.session_state.get("chunk", 0) not in options:
-    st.session_state["chunk"] = 0
-selected = st.selectbox(
+# The selection is kept as a chunk index plus its first line: after a re-chunk the
+# chunk holding that line is selected, and the list shows the current chunks' labels.
+labels_plain = [
+    f"#{i + 1}  L{c.start_line}–{c.end_line}  {c.symbol or '(module code)'}  ·  {c.token_count} tok"
+    for i, c in enumerate(chunks)
+]
+selected = tuning.pick_chunk(chunks, path, labels_plain)
+st.selectbox(
     "Chunk to inspect",
-    options,
-    key="chunk",
-    format_func=lambda i: (
-        f"#{i + 1}  L{chunks[i].start_line}–{chunks[i].end_line}  "
-        f"{chunks[i].symbol or '(module code)'}  ·  {chunks[i].token_count} tok"
-    ),
+    labels_plain,
+    key="chunk_pick",
+    on_change=tuning.chunk_picked,
+    help="Or click a band in the source.",
 )
+diff = tuning.chunking_change(path, config, chunks)
+if diff:
+    st.info(safe.md(diff))
 
+pieces_of = piece_numbers(analysis.units, chunks)
 labels = [
-    render.chunk_label(i, c, pieces[i], window if i in over else 0) for i, c in enumerate(chunks)
+    render.chunk_label(i, c, pieces[i], window if i in over else 0, piece=pieces_of[i])
+    for i, c in enumerate(chunks)
 ]
 lines = state.highlighted(analysis.source.text, analysis.language)
-code, tree = st.columns([3, 2])
+code, tree = st.container(key="nx_stack_code").columns([3, 2])
 with code:
-    st.markdown("**Source with chunk boundaries** (the selected chunk in green)")
-    pane = render.Pane("AST chunks", chunks, labels, selected)
-    st.html(render.code_view(lines, [pane], height=680))
+    st.markdown("**Source with chunk boundaries** (the selected chunk in green; click a band)")
+    pane = render.Pane("AST chunks", chunks, labels, selected, clickable=True)
+    codeview.code_view(
+        render.code_view(lines, [pane], height=680),
+        key="chunk_view",
+        scroll_to=chunks[selected].start_line,
+        on_click=tuning.band_clicked,
+    )
 with tree:
     chunk = chunks[selected]
     st.markdown(f"**Syntax tree of chunk #{selected + 1}** (L{chunk.start_line}–{chunk.end_line})")
@@ -101,7 +114,7 @@ with table:
         ),
         hide_index=True,
     )
-    st.caption("word pieces: " + ("counted by the loaded model" if exact else "estimated"))
+    st.caption("word pieces: " + ("counted with the model's tokenizer" if exact else "estimated"))
 with units:
     unit_rows, regex_count = state.unit_rows(repo, path)
     missed = sum(1 for row in unit_rows if not row["regex_found"])

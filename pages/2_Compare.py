@@ -6,10 +6,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nexus.fragmentation import summarize, unit_fates
+from nexus.fragmentation import cuts_at_start, summarize, unit_fates
 from nexus.pipeline import chunk_analysis
 from nexus.types import Chunk
-from nexus.ui import render, safe, state
+from nexus.ui import codeview, render, safe, state
 
 state.page_setup("Compare")
 config = state.settings_sidebar()
@@ -19,8 +19,9 @@ st.title("Line-based vs AST chunks")
 st.caption(
     f"Baseline: windows of {config.line_window} lines. AST: max {config.max_tokens} / "
     f"min {config.min_tokens} tokens, profile {config.profile}. A unit is *split* when no "
-    "single chunk holds all of it; *dilution* is the share of a chunk's lines that belong "
-    "to the unit (1 = the chunk is just that unit)."
+    "single chunk holds all of it; *unit share* is the share of the chunk's lines that are "
+    "the unit's own, averaged over units (1 = each unit has a chunk to itself; higher is "
+    "better). Files without units are left out of it."
 )
 if not state.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
@@ -28,7 +29,7 @@ if not state.chunkable_paths(repo):
 
 
 def summary_rows(by_strategy: dict[str, tuple[list[Chunk], list]]) -> pd.DataFrame:
-    """One row per strategy: chunk counts and sizes, units split, mean dilution."""
+    """One row per strategy: chunk counts and sizes, units split, mean unit share."""
     rows = []
     for name, (chunks, fates) in by_strategy.items():
         s = summarize(fates)
@@ -42,21 +43,29 @@ def summary_rows(by_strategy: dict[str, tuple[list[Chunk], list]]) -> pd.DataFra
                 "units": s.units,
                 "units split": s.split,
                 "intact share": f"{s.intact_share:.0%}",
-                "mean pieces when split": round(s.mean_pieces_when_split, 2),
-                "mean dilution": round(s.mean_dilution, 3),
+                "mean pieces when split": round(s.mean_pieces_when_split, 2) if s.split else None,
+                "unit share (higher is better)": round(s.mean_dilution, 3) if s.units else None,
             }
         )
     return pd.DataFrame(rows)
 
 
 def size_histogram(line_chunks: list[Chunk], ast_chunks: list[Chunk], key: str) -> None:
+    """Both strategies' chunk sizes over the same bins, so the bars compare."""
+    largest = max((c.token_count for c in [*line_chunks, *ast_chunks]), default=1)
+    bins = dict(start=0, end=largest + 1, size=max(1, -(-largest // 30)))
     fig = go.Figure()
     for name, chunks, colour in (
         ("lines", line_chunks, "#f59e0b"),
         ("AST", ast_chunks, "#3b82f6"),
     ):
         fig.add_histogram(
-            x=[c.token_count for c in chunks], name=name, opacity=0.6, marker_color=colour
+            x=[c.token_count for c in chunks],
+            name=name,
+            opacity=0.6,
+            marker_color=colour,
+            xbins=bins,
+            hovertemplate=f"{name}: %{{y}} chunks of %{{x}} tokens<extra></extra>",
         )
     fig.update_layout(
         barmode="overlay",
@@ -84,16 +93,17 @@ with this_file:
         ),
         hide_index=True,
     )
-    code_col, chart_col = st.columns([3, 1])
-    with code_col:
-        lines = state.highlighted(analysis.source.text, analysis.language)
-        panes = [
-            render.Pane(f"Line-based ({len(line_chunks)} chunks)", line_chunks),
-            render.Pane(f"AST ({len(ast_chunks)} chunks)", ast_chunks),
-        ]
-        st.html(render.code_view(lines, panes, height=640))
-    with chart_col:
-        size_histogram(line_chunks, ast_chunks, "file_sizes")
+    lines = state.highlighted(analysis.source.text, analysis.language)
+    panes = []
+    head = ""
+    for title, chunks in (("Line-based", line_chunks), ("AST", ast_chunks)):
+        cuts = cuts_at_start(analysis.units, chunks)
+        labels = [render.chunk_label(i, c, cuts=cuts[i]) for i, c in enumerate(chunks)]
+        panes.append(render.Pane(f"{title} ({len(chunks)} chunks)", chunks, labels))
+        split = [f.unit for f in unit_fates(analysis.units, chunks) if not f.intact]
+        head += render.unit_links(f"Units the {title} chunks split (click to scroll)", split)
+    codeview.code_view(render.code_view(lines, panes, height=640, head=head), key="compare_view")
+    size_histogram(line_chunks, ast_chunks, "file_sizes")
 
 with whole:
     line_all = state.repo_chunks(repo, lines_config)
@@ -112,16 +122,17 @@ with whole:
     size_histogram(line_all, ast_all, "repo_sizes")
     per_file = []
     for file, fates in ast_fates.items():
+        line_summary, ast_summary = summarize(line_fates[file]), summarize(fates)
         per_file.append(
             {
                 "file": file,
                 "units": len(fates),
                 "chunks (lines)": sum(1 for c in line_all if c.file == file),
                 "chunks (AST)": sum(1 for c in ast_all if c.file == file),
-                "split (lines)": summarize(line_fates[file]).split,
-                "split (AST)": summarize(fates).split,
-                "dilution (lines)": round(summarize(line_fates[file]).mean_dilution, 3),
-                "dilution (AST)": round(summarize(fates).mean_dilution, 3),
+                "split (lines)": line_summary.split,
+                "split (AST)": ast_summary.split,
+                "unit share (lines)": round(line_summary.mean_dilution, 3) if fates else None,
+                "unit share (AST)": round(ast_summary.mean_dilution, 3) if fates else None,
             }
         )
     st.markdown("**Per file**")

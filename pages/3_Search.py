@@ -10,16 +10,13 @@ from nexus.embedding import ModelUnavailableError
 from nexus.evaluation import QueryOutcome, Target, target_mask
 from nexus.index import VectorIndex
 from nexus.types import Chunk
-from nexus.ui import safe, state
+from nexus.ui import render, safe, state
 
 state.page_setup("Search")
-problems = state.apply_url_params()
 st.session_state.setdefault("k", 5)
 config = state.settings_sidebar()
 repo = state.current_repo()
 st.title("Search")
-for problem in problems:
-    st.warning(f"Link: {safe.md(problem)}")
 if not state.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
     st.stop()
@@ -30,20 +27,16 @@ try:
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
-stats = st.session_state.get("index_stats", {})
 st.caption(
     f"{len(engine.lines_index)} line-based and {len(engine.ast_index)} AST chunks indexed with "
-    f"{safe.code(engine.embedder.name)}; last build embedded {stats.get('misses', 0)} new texts "
-    f"and took {stats.get('hits', 0)} from the cache"
-    + "".join(f"; opened the saved {s} index" for s in stats.get("reused", []))
-    + "."
+    f"{safe.code(engine.embedder.name)}; {state.build_note()}."
 )
 
 left, right = st.columns([3, 1])
 query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
-k = right.slider("Top k", 1, 20, key="k")
+k = right.slider("Top k", *state.SLIDERS["k"][:2], key="k")
 targets = state.unit_targets(repo)
 if st.session_state.get("target") not in ("", None, *targets):
     st.session_state["target"] = ""
@@ -77,24 +70,37 @@ def score_chart(
     scores = index.all_scores(vector, query, config.lexical_weight)
     chunks = index.chunks
     fig = go.Figure()
-    fig.add_histogram(x=scores, nbinsx=40, name="all chunks", marker_color="#cbd5e1")
+    fig.add_histogram(
+        x=scores,
+        nbinsx=40,
+        name="all chunks",
+        marker_color="#cbd5e1",
+        hovertemplate="%{y} chunks scoring %{x}<extra></extra>",
+    )
+    hover = "%{text}<br>score %{x:.3f}<extra></extra>"
+    top_keys = [index.key_of(h.chunk.id) for h in outcome.hits]
     fig.add_scatter(
         x=[h.score for h in outcome.hits],
         y=[0] * len(outcome.hits),
         mode="markers",
         name=f"top {k}",
         marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
-        customdata=[index.key_of(h.chunk.id) for h in outcome.hits],
+        customdata=top_keys,
+        text=[render.chunk_hover(chunks[key]) for key in top_keys],
+        hovertemplate=hover,
     )
     if target is not None:
         mask = target_mask(chunks, target)
+        target_keys = np.flatnonzero(mask).tolist()
         fig.add_scatter(
             x=scores[mask],
             y=[0.5] * int(mask.sum()),
             mode="markers",
             name="target chunks",
             marker=dict(symbol="star", size=15, color="#dc2626"),
-            customdata=np.flatnonzero(mask).tolist(),
+            customdata=target_keys,
+            text=[render.chunk_hover(chunks[key]) for key in target_keys],
+            hovertemplate=hover,
         )
     fig.update_layout(
         height=260,
@@ -132,7 +138,7 @@ def show_picked(picked: list[tuple[Chunk, float]]) -> None:
             st.code(chunk.text, language=_LANG.get(chunk.language, "javascript"))
 
 
-columns = st.columns(2)
+columns = st.container(key="nx_stack_results").columns(2)
 sides = (
     (f"Line-based (windows of {config.line_window} lines)", result.lines, engine.lines_index),
     (f"AST (max {config.max_tokens} tokens)", result.ast, engine.ast_index),
@@ -141,7 +147,7 @@ for column, (title, outcome, index) in zip(columns, sides, strict=True):
     with column:
         st.markdown(f"#### {title}")
         if target is not None:
-            m1, m2, m3 = st.columns(3)
+            m1, m2, m3 = st.container(key=f"nx_metrics_{title[:3]}").columns(3)
             rank = str(outcome.rank) if outcome.rank else f">{k} (#{outcome.full_rank})"
             m1.metric("Target rank", rank if outcome.full_rank else "no target chunk")
             m2.metric("Target score", f"{outcome.score:.3f}" if outcome.score is not None else "–")
@@ -153,7 +159,8 @@ for column, (title, outcome, index) in zip(columns, sides, strict=True):
         show_picked(score_chart(index, outcome, target, key=f"scores_{title[:3]}"))
         for hit in outcome.hits:
             chunk = hit.chunk
-            mark = " ✅" if target is not None and target_mask([chunk], target)[0] else ""
+            hit_target = target is not None and target_mask([chunk], target)[0]
+            mark = " · :green-badge[target]" if hit_target else ""
             st.markdown(
                 f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
                 f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"

@@ -15,7 +15,7 @@ repo = state.current_repo()
 st.title("Export")
 
 st.subheader("Settings")
-toml = dump_config_toml(config)
+toml = dump_config_toml(config, state.current_selection())
 st.code(toml, language="toml")
 st.download_button(
     "Download nexus.toml", toml, file_name="nexus.toml", mime="application/toml", key="dl_toml"

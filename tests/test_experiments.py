@@ -52,3 +52,30 @@ def test_best_breaks_near_ties_by_fewer_lines_then_fewer_tiny_chunks():
     assert best(rows).name == "a"  # within 0.005 of the top and cheaper
     rows = [Row("a", 0.52, 100, under_32=30), Row("b", 0.52, 100, under_32=5)]
     assert best(rows).name == "b"
+
+
+def test_sweep_adds_the_setting_in_use_and_reports_progress_from_the_start():
+    repo = open_repository(SAMPLE)
+    analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
+    queries = load_queries(SAMPLE / "queries.jsonl")
+    seen: list[tuple[float, str]] = []
+    results = sweep(
+        analyses,
+        repo.name,
+        ChunkConfig(),
+        queries,
+        FakeEmbedder(),
+        [64, 256],
+        [0],
+        progress=lambda share, what: seen.append((share, what)),
+        extra=[(512, 64), (256, 0)],
+    )
+    assert [describe(r.config) for r in results] == [
+        "ast 64/0 auto",
+        "ast 256/0 auto",
+        "ast 512/64 auto",
+    ]
+    assert seen[0] == (0.0, f"embedding {len(queries)} queries")  # before any setting ran
+    assert seen[-1] == (1.0, "done")
+    shares = [share for share, _ in seen]
+    assert shares == sorted(shares)

@@ -17,7 +17,8 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from nexus.languages import lexer_name
-from nexus.types import Chunk
+from nexus.types import Chunk, Unit
+from nexus.ui import safe
 
 BAND_COLOURS = ("rgba(59,130,246,0.10)", "rgba(234,179,8,0.13)")
 SELECTED_COLOUR = "rgba(34,197,94,0.22)"
@@ -32,10 +33,17 @@ CSS = """
 .nx-src{white-space:pre;padding:0 10px;min-width:0}
 .nx-band{display:grid;grid-template-columns:4.2em 1fr}
 .nx-pre{white-space:pre}
-.nx-pane-src{white-space:pre;padding:0 10px;overflow:hidden;text-overflow:ellipsis}
+.nx-pane-src{white-space:pre-wrap;overflow-wrap:anywhere;padding:0 10px;min-width:0}
+.nx-cut{color:#b91c1c;font-weight:600}
+.nx-units{font-family:system-ui,sans-serif;font-size:12px;margin:0 0 6px;line-height:1.9}
+.nx-units a{display:inline-block;padding:0 7px;margin:0 4px 2px 0;border-radius:10px;
+  background:#fee2e2;color:#7f1d1d;text-decoration:none;cursor:pointer;white-space:nowrap}
+.nx-units a:hover{background:#fecaca}
+[data-chunk]{cursor:pointer}
 .nx-label{font-family:system-ui,sans-serif;font-size:11.5px;padding:3px 10px 1px;color:#374151;
   border-top:2px solid #94a3b8;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .nx-label b{color:#111827}
+.nx-grid .nx-label{white-space:normal}
 .nx-flag{color:#b91c1c;font-weight:600}
 .nx-head{font-family:system-ui,sans-serif;font-size:12px;font-weight:600;padding:4px 10px;
   background:#f3f4f6;border-bottom:1px solid #e5e7eb;position:sticky;top:0;z-index:2}
@@ -48,6 +56,21 @@ CSS = """
 .nx-ast .rng{color:#6b7280;font-size:11px}
 .nx-ast .txt{color:#047857}
 .nx-note{font-family:system-ui,sans-serif;color:#6b7280;font-size:12px;margin-top:4px}
+</style>
+"""
+
+
+#: Page-wide rules for narrow windows (900 px with the sidebar open leaves ~450 px):
+#: columns inside a ``st.container(key="nx_stack_...")`` stack, and metrics inside a
+#: ``st.container(key="nx_metrics_...")`` wrap to three a row, so no value is cut.
+RESPONSIVE_CSS = """
+<style>
+@media (max-width: 1200px) {
+  [class*="st-key-nx_stack"] [data-testid="stHorizontalBlock"] {flex-wrap: wrap}
+  [class*="st-key-nx_stack"] [data-testid="stColumn"] {min-width: 100%; flex: 1 1 100%}
+  [class*="st-key-nx_metrics"] [data-testid="stHorizontalBlock"] {flex-wrap: wrap; row-gap: 0.5rem}
+  [class*="st-key-nx_metrics"] [data-testid="stColumn"] {min-width: 30%; flex: 1 1 30%}
+}
 </style>
 """
 
@@ -66,19 +89,60 @@ def highlighted_lines(text: str, language: str) -> list[str]:
     return lines[:expected]
 
 
-def chunk_label(index: int, chunk: Chunk, wordpieces: int | None = None, window: int = 0) -> str:
-    """``#3 function getImage · 212 tok · L10–40`` with a flag when over the model window."""
+#: Height of one source line in the code view (12.5 px font x 1.45), for scrolling to a line.
+LINE_HEIGHT_PX = 18.125
+
+
+def chunk_label(
+    index: int,
+    chunk: Chunk,
+    wordpieces: int | None = None,
+    window: int = 0,
+    piece: tuple[int, int] | None = None,
+    cuts: Sequence[Unit] = (),
+) -> str:
+    """``#3 function getImage 2/3 · 212 tok · L10–40``: ``piece`` numbers the pieces of a
+    split unit, ``cuts`` are the units this chunk's first line cuts, flags for parse
+    errors and for more word pieces than the model window."""
     name = chunk.symbol or "(module code)"
     kind = f"{chunk.symbol_kind} " if chunk.symbol_kind else ""
+    part = f" {piece[0]}/{piece[1]}" if piece else ""
     text = (
-        f"#{index + 1} {html.escape(kind)}<b>{html.escape(name)}</b> · {chunk.token_count} tok"
-        f" · L{chunk.start_line}–{chunk.end_line}"
+        f"#{index + 1} {html.escape(kind)}<b>{html.escape(name)}</b>{part}"
+        f" · {chunk.token_count} tok · L{chunk.start_line}–{chunk.end_line}"
     )
+    for unit in cuts:
+        text += (
+            f' · <span class="nx-cut">cuts {html.escape(unit.qualname)}'
+            f" L{unit.start_line}–{unit.end_line}</span>"
+        )
     if chunk.has_error:
         text += ' · <span class="nx-flag">parse error</span>'
     if wordpieces is not None and window and wordpieces > window:
-        text += f' · <span class="nx-flag">⚠ {wordpieces} word pieces &gt; {window}</span>'
+        text += f' · <span class="nx-flag">! {wordpieces} word pieces &gt; {window}</span>'
     return text
+
+
+def chunk_hover(chunk: Chunk) -> str:
+    """A chart point's hover text: file, symbol and lines (escaped: Plotly reads a little
+    HTML; one line, so no tag of ours sits beside the names)."""
+    name = chunk.symbol or "(module code)"
+    return (
+        f"{safe.plot(chunk.file)} · {safe.plot(name)} · "
+        f"L{chunk.start_line}–{chunk.end_line} · {chunk.token_count} tok"
+    )
+
+
+def unit_links(title: str, units: Sequence[Unit]) -> str:
+    """A row of unit names that scroll the code view to each unit (``data-goto``)."""
+    if not units:
+        return f'<div class="nx-units"><b>{html.escape(title)}:</b> none</div>'
+    links = "".join(
+        f'<a href="#" data-goto="{u.start_line}" title="L{u.start_line}–{u.end_line}">'
+        f"{html.escape(u.qualname)} L{u.start_line}–{u.end_line}</a>"
+        for u in units
+    )
+    return f'<div class="nx-units"><b>{html.escape(title)} ({len(units)}):</b> {links}</div>'
 
 
 @dataclass
@@ -89,6 +153,7 @@ class Pane:
     chunks: Sequence[Chunk]
     labels: list[str] = field(default_factory=list)  # HTML per chunk; chunk_label by default
     selected: int | None = None  # index of the chunk drawn in the selection colour
+    clickable: bool = False  # bands carry ``data-chunk`` (the code view reports clicks)
 
 
 def _owners(chunks: Sequence[Chunk], n_lines: int) -> list[int | None]:
@@ -125,12 +190,14 @@ def band_view(lines: list[str], pane: Pane, height: int = 640) -> str:
             colour = SELECTED_COLOUR if owner == pane.selected else BAND_COLOURS[owner % 2]
         label = ""
         if line in starting:
-            text = " ‖ ".join(labels[i] for i in starting[line])
+            text = " | ".join(labels[i] for i in starting[line])
             label = f'<div class="nx-label">{text}</div>'
         numbers = "\n".join(str(n) for n in range(line, end + 1))
         source = "\n".join(lines[line - 1 : end]) or " "
+        click = f' data-chunk="{owner}"' if pane.clickable and owner is not None else ""
         blocks.append(
-            f'<div style="background:{colour}">{label}<div class="nx-band">'
+            f'<div style="background:{colour}"{click}>{label}'
+            f'<div class="nx-band" data-line="{line}" data-lh="{LINE_HEIGHT_PX}">'
             f'<div class="nx-ln nx-pre">{numbers}</div><div class="nx-src">{source}</div>'
             "</div></div>"
         )
@@ -141,14 +208,17 @@ def band_view(lines: list[str], pane: Pane, height: int = 640) -> str:
     )
 
 
-def code_view(lines: list[str], panes: Sequence[Pane], height: int = 640) -> str:
+def code_view(lines: list[str], panes: Sequence[Pane], height: int = 640, head: str = "") -> str:
     """Source lines with numbered rows and one column of chunk bands per pane.
 
     A label row opens each chunk; when several panes are shown, a label row in one
-    pane leaves an empty row in the others, so the panes stay aligned by line.
+    pane leaves an empty row in the others, so the panes stay aligned by line (one
+    grid, so they scroll together), and the grid is as wide as its container: long
+    lines wrap inside their pane instead of pushing the last pane off screen.
+    ``head`` is HTML drawn above the code (``unit_links``).
     """
     if len(panes) == 1:
-        return band_view(lines, panes[0], height)
+        return head + band_view(lines, panes[0], height)
     n = len(lines)
     owners = [_owners(p.chunks, n) for p in panes]
     labels = [p.labels or [chunk_label(i, c) for i, c in enumerate(p.chunks)] for p in panes]
@@ -179,22 +249,29 @@ def code_view(lines: list[str], panes: Sequence[Pane], height: int = 640) -> str
             cells.append('<div class="nx-ln" style="border-top:2px solid #94a3b8"></div>')
             for k, owner in enumerate(o[line] for o in owners):
                 here = starting[k].get(line, [])
-                text = " ‖ ".join(labels[k][i] for i in here)
+                text = " | ".join(labels[k][i] for i in here)
                 style = f"background:{colour(k, owner)}"
                 if not here:
                     style += ";border-top:2px solid transparent"
                 cells.append(f'<div class="nx-label" style="{style}">{text}</div>')
-        cells.append(f'<div class="nx-ln">{line}</div>')
+        cells.append(f'<div class="nx-ln" data-line="{line}">{line}</div>')
         for k, o in enumerate(owners):
             cells.append(
                 f'<div class="{src_class}" style="background:{colour(k, o[line])}">'
                 f"{lines[line - 1] or ' '}</div>"
             )
-    grid = f'<div class="nx-grid" style="grid-template-columns:{columns}">{"".join(cells)}</div>'
-    return f'{CSS}<div class="nx-code" style="max-height:{height}px">{grid}</div>'
+    style = f"grid-template-columns:{columns};width:100%"
+    grid = f'<div class="nx-grid" style="{style}">{"".join(cells)}</div>'
+    return f'{CSS}{head}<div class="nx-code" style="max-height:{height}px">{grid}</div>'
 
 
 # --- the AST outline -----------------------------------------------------------------
+
+
+#: Caps on the outline: deep enough that a chunk of the sample repos is never cut
+#: (rows below the second level start folded), small enough to draw at once.
+MAX_OUTLINE_DEPTH = 40
+MAX_OUTLINE_NODES = 1500
 
 
 @dataclass(frozen=True)
@@ -212,8 +289,8 @@ def ast_outline(
     tree: tree_sitter.Tree,
     start_byte: int,
     end_byte: int,
-    max_depth: int = 10,
-    max_nodes: int = 400,
+    max_depth: int = MAX_OUTLINE_DEPTH,
+    max_nodes: int = MAX_OUTLINE_NODES,
 ) -> tuple[list[OutlineRow], bool]:
     """Named nodes inside a byte range, pre-order, walked with an explicit stack.
 
@@ -273,5 +350,10 @@ def outline_html(rows: list[OutlineRow], open_depth: int = 2, cut: bool = False)
         else:
             parts.append(f'<div class="leaf">{label(row)}</div>')
     parts += ["</details>"] * len(open_levels)
-    note = '<div class="nx-note">Outline cut short by the depth/size cap.</div>' if cut else ""
+    note = (
+        f'<div class="nx-note">Outline cut short: it shows at most {MAX_OUTLINE_NODES:,} nodes '
+        f"and {MAX_OUTLINE_DEPTH} levels.</div>"
+        if cut
+        else ""
+    )
     return f'{CSS}<div class="nx-ast">{"".join(parts) or "(no named nodes)"}</div>{note}'

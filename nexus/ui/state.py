@@ -14,7 +14,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,13 @@ from nexus import footprint
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
-from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
+from nexus.embedding import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    ModelUnavailableError,
+    default_embedder,
+)
 from nexus.evaluation import Target
 from nexus.extract import regex_functions
 from nexus.fragmentation import UnitFate, unit_fates
@@ -32,6 +38,7 @@ from nexus.lru import ByteLRU
 from nexus.pipeline import chunk_analysis
 from nexus.report import function_rows
 from nexus.search import SideBySide
+from nexus.selection import DEFAULT_SELECTION, SWITCHES, FileSelection
 from nexus.sources import (
     IngestError,
     IngestSettings,
@@ -46,8 +53,9 @@ from nexus.store import (
     identity_for,
     open_or_build,
 )
-from nexus.types import Chunk, Unit
+from nexus.types import Category, Chunk, Unit
 from nexus.ui import render, safe
+from nexus.wordpieces import WordPieceCounter
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
 DEFAULT_SAMPLE = "express-images"
@@ -76,9 +84,31 @@ DEFAULTS: dict[str, Any] = {
     "line_window": ChunkConfig().line_window,
     "lexical_pct": round(ChunkConfig().lexical_weight * 100),
 }
+#: Widget keys of the file selection on the home page; they travel in links and Export.
+SWITCH_KEYS = {name: f"files_{name}" for name in SWITCHES}
+GLOB_KEYS = {"include": "files_include", "exclude": "files_exclude"}
 #: Widget keys whose values survive a page switch.
-KEPT_KEYS = (*DEFAULTS, "preset", "source", "sample", "local_path", "file", "query", "k", "target")
+KEPT_KEYS = (
+    *DEFAULTS,
+    *SWITCH_KEYS.values(),
+    *GLOB_KEYS.values(),
+    *("preset", "source", "sample", "local_path", "file", "query", "k", "target"),
+)
 SOURCES = ("Sample repository", "Upload a zip", "Local path")
+#: Each slider's (min, max, step): the sidebar and the links read the same ranges.
+SLIDERS: dict[str, tuple[int, int, int]] = {
+    "max_tokens": (64, 2048, 16),
+    "min_tokens": (0, 256, 8),
+    "line_window": (10, 200, 5),
+    "lexical_pct": (0, 100, 5),
+    "k": (1, 20, 1),
+}
+
+
+def slider_range(key: str) -> range:
+    """Every value the slider ``key`` can take."""
+    low, high, step = SLIDERS[key]
+    return range(low, high + 1, step)
 
 
 @dataclass(frozen=True)
@@ -87,11 +117,15 @@ class RepoChoice:
 
     kind: str
     value: str  # sample name, sha256 of the upload, or the path typed
+    label: str = field(default="", compare=False)  # an upload's file name
 
     @property
-    def url_value(self) -> str | None:
-        """How a link names this repository (uploads cannot be named)."""
-        return None if self.kind == "upload" else f"{self.kind}:{self.value}"
+    def url_value(self) -> str:
+        """How a link names this repository; an upload by its name and digest, so a
+        link made on it can say so instead of opening another repository."""
+        if self.kind == "upload":
+            return f"upload:{self.label or 'upload'}@{self.value[:12]}"
+        return f"{self.kind}:{self.value}"
 
 
 # --- page setup ----------------------------------------------------------------------
@@ -99,12 +133,17 @@ class RepoChoice:
 
 def page_setup(title: str) -> None:
     """First call of every page: page config, kept widget values, defaults."""
-    st.set_page_config(page_title=f"Nexus · {title}", page_icon="🧩", layout="wide")
+    st.set_page_config(
+        page_title=f"Nexus · {title}", page_icon=":material/view_agenda:", layout="wide"
+    )
+    st.html(render.RESPONSIVE_CSS)
     for key in KEPT_KEYS:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    for problem in apply_url_params():
+        st.warning(f"Link: {safe.md(problem)}")
     if "preset" not in st.session_state:
         _matching_preset()
 
@@ -225,15 +264,54 @@ def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = 
 
 
 def set_repo(repo: Repository, choice: RepoChoice) -> None:
-    """Store the repository, where it came from, a fingerprint of its contents and each
-    file's content hash (hashed once here, not on every rerun)."""
-    if st.session_state.get("repo_choice") == choice and st.session_state.get("repo") is repo:
+    """Store the repository as opened, where it came from, a fingerprint of its
+    contents and each file's content hash (hashed once here, not on every rerun), and
+    the view of it that the file selection chunks."""
+    ss = st.session_state
+    if ss.get("repo_choice") == choice and ss.get("repo_base") is repo:
         return
     digests = file_digests(repo)
-    st.session_state["repo"] = repo
-    st.session_state["repo_choice"] = choice
-    st.session_state["repo_key"] = fingerprint(repo, digests)
-    st.session_state["file_digests"] = digests
+    ss["repo_base"] = repo
+    ss["repo_choice"] = choice
+    ss["repo_fingerprint"] = fingerprint(repo, digests)
+    ss["file_digests"] = digests
+    apply_selection()
+
+
+# --- which files are chunked (nexus.selection) ---------------------------------------
+
+
+def _globs(text: str) -> tuple[str, ...]:
+    """Globs typed one a line or separated by commas."""
+    return tuple(g.strip() for g in text.replace(",", "\n").splitlines() if g.strip())
+
+
+def current_selection() -> FileSelection:
+    """The selection the home page's widgets describe (the last valid one if the globs
+    typed now are invalid: ``selection_error`` says why)."""
+    return st.session_state.get("selection", DEFAULT_SELECTION)
+
+
+def apply_selection() -> None:
+    """Read the selection widgets and make the current repository the view of the
+    opened one that this selection chunks (files are re-classified, not re-read)."""
+    ss = st.session_state
+    try:
+        selection = FileSelection(
+            include=_globs(ss.get(GLOB_KEYS["include"], "")),
+            exclude=_globs(ss.get(GLOB_KEYS["exclude"], "")),
+            **{name: bool(ss.get(key, False)) for name, key in SWITCH_KEYS.items()},
+        )
+        ss["selection_error"] = ""
+    except ValueError as exc:
+        ss["selection_error"] = str(exc)
+        selection = current_selection()
+    ss["selection"] = selection
+    base = ss.get("repo_base")
+    if base is None:
+        return
+    ss["repo"] = replace(base, files=tuple(selection.apply(info) for info in base.files))
+    ss["repo_key"] = hashlib.sha256(f"{ss['repo_fingerprint']}\0{selection!r}".encode()).hexdigest()
 
 
 def file_digests(repo: Repository) -> dict[str, str]:
@@ -260,7 +338,8 @@ def file_digest(repo: Repository, path: str) -> str:
 
 
 def current_repo() -> Repository:
-    """The repository chosen on the home page, or the default sample when there is none."""
+    """The repository chosen on the home page (as the file selection sees it), or the
+    default sample when there is none."""
     repo = st.session_state.get("repo")
     if repo is None:
         repo = load_repo(RepoChoice("sample", DEFAULT_SAMPLE))
@@ -361,6 +440,14 @@ def _matching_preset() -> None:
     )
 
 
+def set_budget(max_tokens: int, min_tokens: int) -> None:
+    """Move the budget sliders (a callback: before the widgets are drawn) and name the
+    preset they now match, so the selector never shows a budget that is not in use."""
+    st.session_state["max_tokens"] = max_tokens
+    st.session_state["min_tokens"] = min_tokens
+    _matching_preset()
+
+
 def _apply_preset() -> None:
     """Move the budget sliders to the chosen preset (the sliders stay free to move)."""
     preset = PRESETS.get(st.session_state.get("preset", ""))
@@ -386,18 +473,16 @@ def settings_sidebar() -> ChunkConfig:
         )
         st.slider(
             "max_tokens",
-            64,
-            2048,
-            step=16,
+            *SLIDERS["max_tokens"][:2],
+            step=SLIDERS["max_tokens"][2],
             key="max_tokens",
             on_change=_matching_preset,
             help="Largest AST chunk in tokens; bigger units are split along their children.",
         )
         st.slider(
             "min_tokens",
-            0,
-            256,
-            step=8,
+            *SLIDERS["min_tokens"][:2],
+            step=SLIDERS["min_tokens"][2],
             key="min_tokens",
             on_change=_matching_preset,
             help="Small neighbouring pieces are merged until they reach this size.",
@@ -408,30 +493,46 @@ def settings_sidebar() -> ChunkConfig:
             key="profile",
             help="Which units become chunk boundaries; auto decides per file.",
         )
-        st.slider("Line window (baseline)", 10, 200, step=5, key="line_window")
+        st.slider(
+            "Line window (baseline)",
+            *SLIDERS["line_window"][:2],
+            step=SLIDERS["line_window"][2],
+            key="line_window",
+        )
         st.subheader("Search settings")
         st.slider(
             "Keyword weight (%)",
-            0,
-            100,
-            step=5,
+            *SLIDERS["lexical_pct"][:2],
+            step=SLIDERS["lexical_pct"][2],
             key="lexical_pct",
             help="Search ranks by cosine + this share of the query's best keyword (BM25) "
             "score; 0 = embeddings alone.",
         )
         if st.session_state["min_tokens"] > st.session_state["max_tokens"]:
             st.warning("min_tokens is above max_tokens; using max_tokens for both.")
+    link_upload = st.session_state.get("_link_upload")
+    if link_upload and current_choice().url_value != link_upload:
+        st.sidebar.warning(
+            "This link was made on an uploaded repository "
+            f"({safe.md(link_upload.split(':', 1)[1])}). Upload the same zip on the Repository "
+            f"page to see it; {safe.code(repo.name)} is shown meanwhile."
+        )
+    write_url_params({})
     return current_config()
 
 
 def file_picker(repo: Repository, label: str = "File") -> str | None:
-    """A searchable file select (sorted by path); the largest source file by default."""
+    """A searchable file select (sorted by path); the largest source file by default
+    (never a test, even when tests are chunked)."""
     paths = chunkable_paths(repo)
     if not paths:
         return None
     if st.session_state.get("file") not in paths:
-        sizes = {info.path: info.size for info in repo.files}
-        st.session_state["file"] = max(paths, key=lambda p: (sizes[p], p))
+        infos = {info.path: info for info in repo.files}
+        st.session_state["file"] = max(
+            paths,
+            key=lambda p: (infos[p].category is Category.SOURCE, infos[p].size, p),
+        )
     return st.selectbox(label, paths, key="file", help="Type to filter the list.")
 
 
@@ -447,32 +548,14 @@ def _embedder(kind: str, words_view: bool) -> Embedder:
     return default_embedder(words_view=words_view)
 
 
-_USED: list[Embedder] = []  # embedders this process has handed out (for ``loaded_embedder``)
-
-
 def get_embedder(words_view: bool = True) -> Embedder:
     """The embedder of this server: the hook, ``NEXUS_UI_EMBEDDER=fake``, or the model.
 
     Raises ``ModelUnavailableError`` when the model is missing.
     """
     if EMBEDDER_FACTORY is not None:
-        embedder = EMBEDDER_FACTORY()
-    else:
-        embedder = _embedder(os.environ.get(EMBEDDER_ENV, "model"), words_view)
-    if embedder not in _USED:
-        _USED.append(embedder)
-    return embedder
-
-
-def loaded_embedder() -> Embedder | None:
-    """An embedder that is already loaded, if any (counting word pieces is then cheap)."""
-    for embedder in reversed(_USED):
-        inner: Any = embedder
-        while hasattr(inner, "inner"):
-            inner = inner.inner
-        if not hasattr(inner, "_model") or inner._model is not None:
-            return embedder
-    return None
+        return EMBEDDER_FACTORY()
+    return _embedder(os.environ.get(EMBEDDER_ENV, "model"), words_view)
 
 
 @st.cache_resource(show_spinner=False)
@@ -525,12 +608,14 @@ def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -
         finally:
             done()
         st.session_state["index_stats"] = {
+            "key": key,
             "hits": with_cache.last_hits,
             "misses": with_cache.last_misses,
             "reused": [s for s, o in zip(configs, (lines, ast), strict=True) if o.reused],
         }
         return SideBySide.from_indexes(lines.index, ast.index, with_cache)
 
+    st.session_state["index_key"] = key
     return cached(key, build, _side_by_side_bytes)
 
 
@@ -541,16 +626,41 @@ def _side_by_side_bytes(engine: SideBySide) -> int:
     )
 
 
+def build_note() -> str:
+    """What the indexes in use cost this session: its own build's embedding counts, or
+    that they were built earlier on this server (a session opened from a link did
+    not build anything)."""
+    stats = st.session_state.get("index_stats") or {}
+    if stats.get("key") is not None and stats["key"] == st.session_state.get("index_key"):
+        return (
+            f"built in this session: embedded {stats['misses']} new texts and took "
+            f"{stats['hits']} from the cache"
+        ) + "".join(f"; opened the saved {s} index" for s in stats.get("reused", []))
+    return "built earlier on this server and reused as they are (nothing embedded now)"
+
+
+@st.cache_resource(show_spinner=False)
+def _wordpiece_counter() -> WordPieceCounter | None:
+    try:
+        return WordPieceCounter.for_model()
+    except ModelUnavailableError:
+        return None
+
+
 def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
     """Word pieces per chunk's embedding text, the model window, and whether exact.
 
-    Exact only when a model is already loaded; otherwise words x 4/3 + 2 estimates it
-    (loading torch just to colour a flag would make the page slow).
+    Counted with the model's tokenizer alone (no torch), so the count is the same
+    whichever page loaded first; the test embedder counts its own way. Without a
+    model folder, words x 4/3 + 2 estimates it.
     """
-    embedder = loaded_embedder()
     texts = [c.embedding_text or c.text for c in chunks]
-    if embedder is not None:
+    if EMBEDDER_FACTORY is not None or os.environ.get(EMBEDDER_ENV) == "fake":
+        embedder = get_embedder()
         return embedder.count_wordpieces(texts), embedder.max_seq_length, True
+    counter = _wordpiece_counter()
+    if counter is not None:
+        return counter.count(texts), counter.window, True
     return [len(t.split()) * 4 // 3 + 2 for t in texts], 256, False
 
 
@@ -591,12 +701,13 @@ def repo_fates(repo: Repository, config: ChunkConfig) -> dict[str, list[UnitFate
 
 #: URL parameter -> (session key, kind); ints are checked against the sidebar's ranges.
 URL_KEYS: dict[str, tuple[str, Any]] = {
-    "max_tokens": ("max_tokens", range(64, 1025, 16)),
-    "min_tokens": ("min_tokens", range(0, 257, 8)),
-    "line_window": ("line_window", range(10, 201, 5)),
-    "lw": ("lexical_pct", range(0, 101, 5)),
-    "k": ("k", range(1, 21)),
+    "max_tokens": ("max_tokens", slider_range("max_tokens")),
+    "min_tokens": ("min_tokens", slider_range("min_tokens")),
+    "line_window": ("line_window", slider_range("line_window")),
+    "lw": ("lexical_pct", slider_range("lexical_pct")),
+    "k": ("k", slider_range("k")),
     "profile": ("profile", PROFILE_NAMES),
+    "file": ("file", None),
     "q": ("query", None),
     "target": ("target", None),
 }
@@ -612,13 +723,27 @@ def apply_url_params() -> list[str]:
     repo = params.get("repo")
     if repo:
         kind, _, value = repo.partition(":")
-        if kind not in ("sample", "path") or not value:
-            problems.append(f"repo={repo!r} is not sample:NAME or path:PATH")
-        elif RepoChoice(kind, value) != st.session_state.get("repo_choice"):
+        if kind == "upload" and value:
+            # An upload cannot travel in a link: say so (and keep saying it in the
+            # sidebar) rather than silently showing another repository.
+            st.session_state["_link_upload"] = repo
+            problems.append(
+                f"it was made on an uploaded repository ({value}); upload the same zip "
+                "on the Repository page to see what its author saw"
+            )
+        elif kind not in ("sample", "path") or not value:
+            problems.append(f"repo={repo!r} is not sample:NAME, path:PATH or upload:NAME")
+        else:
             try:
-                load_repo(RepoChoice(kind, value))
+                if RepoChoice(kind, value) != st.session_state.get("repo_choice"):
+                    load_repo(RepoChoice(kind, value))
+                # The home page's widgets name the same repository as the link.
+                st.session_state["source"] = SOURCES[0] if kind == "sample" else SOURCES[2]
+                st.session_state["sample" if kind == "sample" else "local_path"] = value
             except (ValueError, OSError) as exc:  # IngestError is a ValueError
                 problems.append(f"could not open {repo!r}: {exc}")
+    if any(params.get(name) is not None for name in ("with", "include", "exclude")):
+        problems += _selection_from_link(params)
     for name, (key, allowed) in URL_KEYS.items():
         raw = params.get(name)
         if raw is None:
@@ -636,11 +761,34 @@ def apply_url_params() -> list[str]:
     return problems
 
 
-def write_url_params(values: dict[str, object]) -> None:
-    """Put the current repository, settings and ``values`` in the URL (empty ones dropped)."""
+def _selection_from_link(params: Any) -> list[str]:
+    """``with=tests,vendored``, ``include=src/**``, ``exclude=a,b``: the file selection."""
     ss = st.session_state
+    problems = []
+    switched = _globs(params.get("with") or "")
+    for name in switched:
+        if name not in SWITCH_KEYS:
+            problems.append(f"ignored with={name!r} (one of {', '.join(SWITCH_KEYS)})")
+    for name, key in SWITCH_KEYS.items():
+        ss[key] = name in switched
+    for name, key in GLOB_KEYS.items():
+        ss[key] = "\n".join(_globs(params.get(name) or ""))
+    apply_selection()
+    if ss.get("selection_error"):
+        problems.append(f"ignored the file globs: {ss['selection_error']}")
+    return problems
+
+
+def write_url_params(values: dict[str, object]) -> None:
+    """Put the current repository, settings, file selection and ``values`` in the URL
+    (empty ones dropped)."""
+    ss = st.session_state
+    selection = current_selection()
     params: dict[str, object] = {"repo": current_choice().url_value}
     params.update({name: ss.get(key) for name, (key, _) in URL_KEYS.items()})
+    params["with"] = ",".join(name for name in SWITCH_KEYS if getattr(selection, name))
+    params["include"] = ",".join(selection.include)
+    params["exclude"] = ",".join(selection.exclude)
     params.update(values)
     st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})
 

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from ui_helpers import metric
+import re
+
+import pytest
+from ui_helpers import SAMPLES, code_views, metric, shown
+
+from nexus.chunking.analysis import analyze
+from nexus.config import DEFAULT_ENCODING, ChunkConfig
+from nexus.pipeline import chunk_analysis
+from nexus.sources import open_repository
+from nexus.ui import state
+from nexus.wordpieces import WordPieceCounter
 
 
 def test_opens_directly_on_the_default_sample(page) -> None:
@@ -10,8 +20,10 @@ def test_opens_directly_on_the_default_sample(page) -> None:
     assert not at.exception
     assert at.selectbox(key="file").value == "src/services/imageService.js"
     assert int(metric(at, "Chunks")) > 10
-    code, outline = (h.proto.body for h in at.get("html"))
-    assert "nx-label" in code and "#1 " in code
+    code = code_views(at)[0]["html"]
+    (outline,) = (h.proto.body for h in at.get("html") if "nx-ast" in h.proto.body)
+    assert "nx-label" in code and "#1 " in code and 'data-chunk="0"' in code
+    assert "cut short" not in outline
     assert "nx-ast" in outline and "L" in outline
 
 
@@ -39,12 +51,15 @@ def test_profile_file_and_chunk_selection(page) -> None:
     for profile in ("oop", "functional", "frontend", "auto"):
         at.selectbox(key="profile").set_value(profile).run()
         assert not at.exception
-    at.selectbox(key="chunk").set_value(3).run()
+    picker = at.selectbox(key="chunk_pick")
+    picker.set_value(picker.options[3]).run()
     assert not at.exception
     assert "Syntax tree of chunk #4" in " ".join(m.value for m in at.markdown)
+    chunk_4 = at.selectbox(key="chunk_pick").value
+    assert code_views(at)[0]["scroll_to"] == int(re.search(r"L(\d+)–", chunk_4).group(1))
     at.selectbox(key="file").set_value("src/app.js").run()
     assert not at.exception
-    assert at.selectbox(key="chunk").value < int(metric(at, "Chunks"))
+    assert at.selectbox(key="chunk_pick").value.startswith("#1 ")
 
 
 def test_units_table_marks_regex_misses(page) -> None:
@@ -75,3 +90,50 @@ def test_budget_preset_moves_the_sliders_and_a_slider_move_makes_it_custom(page)
     assert int(metric(at, "Chunks")) > before
     at.slider(key="max_tokens").set_value(400).run()
     assert at.selectbox(key="preset").value == ""
+
+
+def test_the_chunk_label_follows_the_current_chunks(page) -> None:
+    at = page("chunks").run()
+    assert at.selectbox(key="chunk_pick").value.startswith("#1  L1–28 ")
+    at.slider(key="max_tokens").set_value(128).run()
+    value = at.selectbox(key="chunk_pick").value
+    assert value.startswith("#1  L1–") and not value.startswith("#1  L1–28 ")
+    assert value in at.selectbox(key="chunk_pick").options
+
+
+def test_a_settings_move_says_what_changed_or_that_nothing_did(page) -> None:
+    at = page("chunks").run()
+    assert not at.info  # nothing moved yet
+    at.selectbox(key="profile").set_value("oop").run()
+    assert [shown(i.value).strip() for i in at.info] == [
+        "profile auto → oop: Nothing changed: the same 51 chunks as before."
+    ]
+    at.slider(key="max_tokens").set_value(128).run()
+    (message,) = (shown(i.value).strip() for i in at.info)
+    assert message.startswith("max_tokens 512 → 128: 51 → ")
+    assert "new" in message and "gone" in message and "boundaries differ at L" in message
+    picker = at.selectbox(key="chunk_pick")
+    picker.set_value(picker.options[2]).run()  # selecting a chunk keeps the message
+    assert [shown(i.value).strip() for i in at.info] == [message]
+
+
+def test_pieces_of_a_split_unit_are_numbered(page) -> None:
+    at = page("chunks").run()
+    at.slider(key="max_tokens").set_value(128).run()
+    html = code_views(at)[0]["html"]
+    assert re.search(r"<b>mapS3Error</b> 1/\d", html)
+    assert re.search(r"<b>mapS3Error</b> 2/\d", html)
+
+
+def test_over_the_model_window_is_counted_exactly_without_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The count comes from the model's tokenizer, whether or not a page loaded torch."""
+    monkeypatch.delenv("NEXUS_UI_EMBEDDER")
+    repo = open_repository(SAMPLES / "express-images")
+    analysis = analyze(repo.read("src/services/imageService.js"), DEFAULT_ENCODING)
+    chunks = chunk_analysis(analysis, ChunkConfig(), repo="r")
+    pieces, window, exact = state.window_counts(chunks)
+    counter = WordPieceCounter.for_model()
+    assert exact and window == 256
+    assert pieces == counter.count([c.embedding_text for c in chunks])

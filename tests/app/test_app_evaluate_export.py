@@ -19,17 +19,67 @@ def test_evaluate_metrics_and_rank_table(page) -> None:
 
 def test_sweep_marks_the_best_and_applies_it(page) -> None:
     at = page("evaluate").run()
-    at.multiselect(key="sweep_max").set_value([128, 512])
-    at.multiselect(key="sweep_min").set_value([0])
+    at.selectbox(key="preset").set_value("model-window").run()  # 144/32 in use
+    at.multiselect(key="sweep_max").set_value([512, 1024])
+    at.multiselect(key="sweep_min").set_value([64])
     at.button(key="run_sweep").click().run()
     assert not at.exception
     table = at.dataframe[-1].value
-    assert len(table) == 2 and (table["best"] == "★").sum() == 1
-    best = table[table["best"] == "★"].iloc[0]
+    assert len(table) == 3  # the grid, and the setting in use as a row
+    in_use = table[table["row"].str.contains("in use")].iloc[0]
+    assert (in_use["max_tokens"], in_use["min_tokens"]) == (144, "32")
+    assert (in_use[["Δ MRR@10", "Δ R@5", "Δ lines@5"]] == 0).all()
+    assert table["row"].str.contains("best").sum() == 1
+    best = table[table["row"].str.contains("best")].iloc[0]
+    assert best["max_tokens"] != 144, table
     at.button(key="use_best").click().run()
     assert not at.exception
     assert at.slider(key="max_tokens").value == best["max_tokens"]
-    assert at.slider(key="min_tokens").value == 0
+    assert at.slider(key="min_tokens").value == int(best["min_tokens"])
+    expected = "retrieval" if (best["max_tokens"], best["min_tokens"]) == (512, "64") else ""
+    assert at.selectbox(key="preset").value == expected  # the selector follows the sliders
+    table = at.dataframe[-1].value  # the applied setting is now the row in use
+    assert table[table["row"].str.contains("in use")].iloc[0]["max_tokens"] == best["max_tokens"]
+    at.selectbox(key="preset").set_value("retrieval").run()  # choosing it again works
+    assert at.slider(key="max_tokens").value == 512
+
+
+def test_each_chart_stars_its_own_best_and_variants_are_a_choice(page) -> None:
+    at = page("evaluate").run()
+    at.multiselect(key="sweep_max").set_value([64, 256])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.button(key="run_sweep").click().run()
+    table = at.dataframe[-1].value
+    charts = {c.proto.spec: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    stars = {
+        trace["name"]: trace["y"][0]
+        for spec in charts.values()
+        for trace in spec["data"]
+        if trace["name"].startswith("best ")
+    }
+    assert stars == {"best MRR@10": table["MRR@10"].max(), "best lines@5": table["lines@5"].min()}
+    variants = at.selectbox(key="sweep_variant")
+    assert variants.value == "doc" and {"name", "all"} <= set(variants.options)
+    at.selectbox(key="sweep_variant").set_value("name").run()
+    assert not at.exception
+    assert "(name queries;" in " ".join(charts_titles(at))
+
+
+def charts_titles(at) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_a_revisit_with_nothing_changed_reads_the_scores_back(page, monkeypatch) -> None:
+    import nexus.evaluation
+
+    at = page("home").run()
+    at.switch_page("pages/4_Evaluate.py").run()
+    calls = []
+    monkeypatch.setattr(nexus.evaluation, "compare", lambda *a, **k: calls.append(1))
+    at.switch_page("pages/5_Export.py").run()
+    at.switch_page("pages/4_Evaluate.py").run()
+    assert not at.exception and calls == []
+    assert "Δ margin" in " ".join(c.value for c in at.caption)
 
 
 def test_uploaded_query_set_and_a_bad_one(page) -> None:

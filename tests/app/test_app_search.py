@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from ui_helpers import shown
 
@@ -92,3 +94,15 @@ def test_saved_indexes_are_opened_not_rebuilt(page) -> None:
     again = page("search").run()
     captions = " ".join(c.value for c in again.caption)
     assert "opened the saved lines index; opened the saved ast index" in captions
+
+
+def test_chart_hover_names_file_symbol_and_lines_and_no_emoji_marks(page) -> None:
+    at = page("search").run()
+    at.text_input(key="query").input("copy object to new key and delete the original").run()
+    at.selectbox(key="target").set_value(TARGET).run()
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    top, target = spec["data"][1], spec["data"][2]
+    assert top["hovertemplate"].startswith("%{text}")
+    assert any("src/services/imageService.js · moveObject · L" in t for t in target["text"])
+    text = " ".join(m.value for m in at.markdown)
+    assert "✅" not in text and ":green-badge[target]" in text

@@ -117,3 +117,8 @@ def page_problems(at: AppTest) -> list[str]:
     """Everything on the page that would render hostile text as markup."""
     found = [p for _, text in markdown_texts(at) for p in markdown_problems(text)]
     return found + plotly_problems(at)
+
+
+def code_views(at: AppTest) -> list[dict]:
+    """The data of each code view component on the page (``html``, ``scroll_to``)."""
+    return [json.loads(e.proto.json) for e in at.get("bidi_component")]
