@@ -395,6 +395,7 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
     from nexus.pipeline import chunk_analysis, pick_profile
     from nexus.report import function_rows
     from nexus.ui import render
+    from nexus.wordpieces import WordPieceCounter
 
     config = ChunkConfig()
     analysis = expected.analysis
@@ -404,10 +405,10 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
     def chunks() -> None:
         ctx["chunks"] = chunk_analysis(analysis, config, repo=SAMPLE)
 
-    def pieces() -> None:  # state.window_counts without a loaded model
-        ctx["pieces"] = [
-            len((c.embedding_text or c.text).split()) * 4 // 3 + 2 for c in ctx["chunks"]
-        ]
+    counter = WordPieceCounter.for_model()
+
+    def pieces() -> None:  # state.window_counts: the model's tokenizer, no torch
+        ctx["pieces"] = counter.count([c.embedding_text or c.text for c in ctx["chunks"]])
 
     def labels() -> None:
         ctx["labels"] = [
@@ -473,7 +474,7 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
             "nexus.pipeline.chunk_analysis",
         ),
         ("pick_profile", lambda: pick_profile(analysis, config), "nexus.pipeline.pick_profile"),
-        ("window_counts (estimate)", pieces, "nexus.ui.state.window_counts"),
+        ("window_counts (tokenizer)", pieces, "nexus.ui.state.window_counts"),
         ("chunk labels", labels, "nexus.ui.render.chunk_label"),
         ("highlighted_lines (Pygments, not cached)", lines, "nexus.ui.render.highlighted_lines"),
         ("code_view HTML", code_view, "nexus.ui.render.code_view"),
