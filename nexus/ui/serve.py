@@ -38,13 +38,32 @@ def free_port() -> int:
 
 @contextmanager
 def dashboard_server(workdir: Path, timeout_s: float = 60) -> Iterator[str]:
-    """``streamlit run app.py`` with the fake embedder on a free port; yields its URL.
+    """``streamlit run app.py`` with the fake embedder on a free port; yields its URL."""
+    with dashboard_process(workdir, timeout_s) as (url, _process):
+        yield url
+
+
+@contextmanager
+def dashboard_process(
+    workdir: Path,
+    timeout_s: float = 60,
+    root: Path = ROOT,
+    env: dict[str, str] | None = None,
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``streamlit run app.py`` of the checkout ``root`` with the fake embedder (and
+    ``env`` on top) on a free port; yields its URL and the process (benchmarks read
+    its memory).
 
     The server's output goes to ``workdir/streamlit.log``; a server that does not
     answer within ``timeout_s`` raises ``RuntimeError`` with the end of that log.
     """
     port = free_port()
-    env = dict(os.environ, NEXUS_UI_EMBEDDER="fake", NEXUS_CACHE_DIR=str(workdir / "cache"))
+    env = {
+        **os.environ,
+        "NEXUS_UI_EMBEDDER": "fake",
+        "NEXUS_CACHE_DIR": str(workdir / "cache"),
+        **(env or {}),
+    }
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.headless", "true",
@@ -54,7 +73,7 @@ def dashboard_server(workdir: Path, timeout_s: float = 60) -> Iterator[str]:
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
     with open(workdir / "streamlit.log", "w+") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout_s
@@ -69,7 +88,7 @@ def dashboard_server(workdir: Path, timeout_s: float = 60) -> Iterator[str]:
                     log.seek(0)
                     raise RuntimeError(f"streamlit did not start:\n{log.read()[-3000:]}")
                 time.sleep(0.2)
-            yield url
+            yield url, process
         finally:
             process.terminate()
             try:
