@@ -223,6 +223,8 @@ def memory_run(root: Path, work: Path, args: argparse.Namespace, upload: bool) -
             executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
         )
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(timeout)
+        page.set_default_navigation_timeout(timeout)
         page.goto(url)
         wait_idle(page, timeout)
         out["rss_after_first_page_mb"] = round(rss_mb(process.pid))
@@ -292,6 +294,8 @@ async def _settle(page, act, timeout_ms: float) -> float:
 
 async def _session(browser, url: str, timeout_ms: float, record: dict[str, list]) -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(timeout_ms)
+    context.set_default_navigation_timeout(timeout_ms)
     page = await context.new_page()
     record["first_load"].append(await _settle(page, lambda: page.goto(url), timeout_ms))
 
@@ -449,11 +453,16 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as work:
                 results["load"][label] = load_run(root, Path(work), args)
             print(json.dumps(results["load"][label], indent=1), flush=True)
+        save(results)  # after each checkout, so a failure later keeps what was measured
+    print(save(results))
+
+
+def save(results: dict[str, Any]) -> str:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "server_memory.json").write_text(json.dumps(results, indent=2) + "\n")
     report = markdown(results)
     (RESULTS / "server_memory.md").write_text(report)
-    print(report)
+    return report
 
 
 if __name__ == "__main__":
