@@ -19,7 +19,8 @@ Runs, with all-MiniLM-L6-v2 and exact top 10 (overlap >= 50% rule):
   * one chunk per outermost function or method, plus the lines between them as chunks
     (reference; shared/eval embeds the rest of a file as one chunk of ranges, which
     Nexus's scorer has no form for, so each run of other lines is a chunk here);
-  * Nexus AST at the defaults, and as plain text without keywords.
+  * Nexus AST at the defaults, as plain text without keywords, and at two neighbours
+    of the defaults (512/32, 384/64).
 
     .venv/bin/python bench/python_eval.py
 
@@ -372,6 +373,9 @@ def main() -> None:
         "Nexus AST, plain text, no keywords": plain,
         "Nexus AST, embeddings alone (lexical_weight = 0)": default.with_(lexical_weight=0.0),
         "Nexus AST, defaults": default,
+        # Not tuned on this set: two neighbours of the defaults in the JS grid.
+        "Nexus AST, 512/32": default.with_(min_tokens=32),
+        "Nexus AST, 384/64": default.with_(max_tokens=384),
     }.items():
         embedder = nexus_embedder if config.words_view else plain_embedder
         result = evaluate_config(analyses, repo.name, config, queries, embedder)
