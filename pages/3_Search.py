@@ -9,6 +9,7 @@ import streamlit as st
 from nexus.embedding import ModelUnavailableError
 from nexus.evaluation import QueryOutcome, Target, target_mask
 from nexus.index import VectorIndex
+from nexus.languages import lexer_name
 from nexus.types import Chunk
 from nexus.ui import render, safe, state
 
@@ -59,7 +60,6 @@ if not query.strip():
 
 result = engine.query(query, k=k, target=target, lexical_weight=config.lexical_weight)
 vector = engine.embedder.encode([query])[0]
-_LANG = {"javascript": "javascript", "typescript": "typescript", "tsx": "tsx"}
 
 
 def score_chart(
@@ -135,7 +135,7 @@ def show_picked(picked: list[tuple[Chunk, float]]) -> None:
             f"{safe.md(chunk.symbol or '(module code)')} · score {score:.3f}",
             expanded=len(picked) == 1,
         ):
-            st.code(chunk.text, language=_LANG.get(chunk.language, "javascript"))
+            st.code(chunk.text, language=lexer_name(chunk.language))
 
 
 columns = st.container(key="nx_stack_results").columns(2)
@@ -166,4 +166,4 @@ for column, (title, outcome, index) in zip(columns, sides, strict=True):
                 f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"
             )
             preview = "\n".join(chunk.text.splitlines()[:10])
-            st.code(preview, language=_LANG.get(chunk.language, "javascript"))
+            st.code(preview, language=lexer_name(chunk.language))
