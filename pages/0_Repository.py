@@ -72,15 +72,16 @@ with st.expander("What to index", expanded=True):
         )
         for name, category in SWITCHES.items()
     }
-    toggles = st.columns(len(SWITCHES))
+    toggles = st.container(key="nx_stack_toggles").columns(len(SWITCHES))
     for column, (name, key) in zip(toggles, state.SWITCH_KEYS.items(), strict=True):
         column.toggle(
-            f"{name.capitalize()} ({chunkable_kinds[name]} files)",
+            f"{name.capitalize()} ({chunkable_kinds[name]} "
+            f"file{'' if chunkable_kinds[name] == 1 else 's'})",
             key=key,
             on_change=state.apply_selection,
             help=f"Chunk and index {name} files too (left out by default).",
         )
-    include, exclude = st.columns(2)
+    include, exclude = st.container(key="nx_stack_globs").columns(2)
     include.text_area(
         "Only files matching (globs, one a line)",
         key=state.GLOB_KEYS["include"],

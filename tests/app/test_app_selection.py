@@ -14,7 +14,7 @@ def test_home_says_what_nexus_is_for_and_what_is_chunked(page) -> None:
     assert "Nexus cuts a JavaScript/TypeScript codebase" in intro
     assert "only **source** files are chunked" in intro
     assert [t.value for t in at.toggle] == [False] * 4  # tests etc. out by default
-    assert [t.label for t in at.toggle][0] == "Tests (1 files)"
+    assert [t.label for t in at.toggle][:2] == ["Tests (1 file)", "Generated (1 file)"]
 
 
 def test_switches_and_globs_update_the_counts_and_the_pages(page) -> None:
