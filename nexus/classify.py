@@ -217,8 +217,9 @@ def classify(
             statistics are computed on ``head``.
         size: the file's full size in bytes.
         max_file_bytes: files above this are ``too_large``.
-        siblings: names of the files in the same folder (None: unknown), which
-            tell compiler output ``a.d.ts`` beside ``a.js`` from a hand-written one.
+        siblings: lower-cased names of the files in the same folder (None:
+            unknown), which tell compiler output ``a.d.ts`` beside ``a.js`` from
+            a hand-written one.
         selection: which chunkable files are chunked (sets ``left_out``).
     """
     language = detect_language(path)
@@ -321,8 +322,7 @@ def _compiled_declarations(name: str, siblings: Collection[str] | None) -> str |
     if siblings is None:
         return f"type declarations (*{suffix}; its folder was not listed)"
     stem = name.lower()[: -len(suffix)]
-    names = {sibling.lower() for sibling in siblings}
-    twin = next((stem + ext for ext in _DECLARATION_TWINS[suffix] if stem + ext in names), None)
+    twin = next((stem + e for e in _DECLARATION_TWINS[suffix] if stem + e in siblings), None)
     return f"type declarations beside '{twin}' (compiler output)" if twin else None
 
 

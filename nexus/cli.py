@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
@@ -37,6 +37,9 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
 def _add_chunk_options(parser: argparse.ArgumentParser, both: bool = False) -> None:
     parser.add_argument("--config", help="settings file (.toml or .json) as exported by the app")
     _add_file_options(parser)
+    parser.add_argument(
+        "--workers", type=int, help="processes that parse and chunk files (default: all cores)"
+    )
     parser.add_argument("--preset", help="token budget preset: retrieval, model-window, large")
     if both:
         parser.add_argument(
@@ -138,6 +141,54 @@ def open_target(args: argparse.Namespace) -> Repository:
     return open_repository(args.target, settings=ingest_settings_from_args(args))
 
 
+def chunk_stream(
+    args: argparse.Namespace, repo: Repository, config: ChunkConfig, custom_profiles=None
+):
+    """Each chunkable file's ``FileChunks`` in path order, chunked on ``--workers``
+    processes, with a progress bar (files, chunks, ETA) and failed files on stderr."""
+    from nexus.stream import default_workers, stream_chunks
+
+    files = len(repo.chunkable_files())
+    workers = args.workers if args.workers is not None else default_workers()
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    # A pool costs a second or so to start: not worth it for a handful of files.
+    workers = min(workers, max(1, files // POOL_MIN_FILES_PER_WORKER))
+    results = stream_chunks(repo, config, workers=workers, custom_profiles=custom_profiles)
+    return _with_progress(results, files, f"chunking ({config.strategy})")
+
+
+#: Below this many files per worker, chunking stays in the CLI's own process.
+POOL_MIN_FILES_PER_WORKER = 50
+
+
+def _with_progress(results: Iterable, files: int, desc: str) -> Iterator:
+    from tqdm import tqdm
+
+    failed = 0
+    chunks = 0
+    with tqdm(total=files, desc=desc, unit="file", file=sys.stderr) as bar:
+        for result in results:
+            chunks += len(result.chunks)
+            if result.error:
+                failed += 1
+                bar.write(f"nexus: warning: {result.path} not chunked: {result.error}", sys.stderr)
+            bar.set_postfix(chunks=chunks, refresh=False)
+            bar.update()
+            yield result
+    if failed:
+        print(f"nexus: warning: {failed} file(s) could not be chunked (see above)", file=sys.stderr)
+
+
+def collected_chunks(
+    args: argparse.Namespace, repo: Repository, config: ChunkConfig, custom_profiles=None
+):
+    """All chunks of the repository under ``config`` (``chunk_stream``, kept in a list)."""
+    from nexus.stream import collect_chunks
+
+    return collect_chunks(chunk_stream(args, repo, config, custom_profiles))[0]
+
+
 def custom_profiles_from_args(args: argparse.Namespace):
     from nexus.chunking.profiles import load_profiles
 
@@ -168,22 +219,28 @@ def cmd_functions(args: argparse.Namespace) -> int:
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
-    from nexus.pipeline import chunk_repository
     from nexus.report import chunks_table
+    from nexus.stream import collect_chunks
 
     config = config_from_args(args)
     repo = open_target(args)
     if args.engine == "ray":
         return _chunk_with_ray(args, config, repo)
-    chunks = chunk_repository(repo, config, custom_profiles=custom_profiles_from_args(args))
-    if args.format == "jsonl":
-        text = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks)
-    else:
-        text = chunks_table(chunks, config.max_tokens) + "\n"
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    results = chunk_stream(args, repo, config, custom_profiles_from_args(args))
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        if args.format == "jsonl":  # written file by file: nothing is kept
+            for result in results:
+                out.write(
+                    "".join(
+                        json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in result.chunks
+                    )
+                )
+        else:
+            out.write(chunks_table(collect_chunks(results)[0], config.max_tokens) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
     return 0
 
 
@@ -241,7 +298,6 @@ def _saved_indexes(
     ``--engine ray``) and saved. Says which on stderr. ``--out`` (index) names the folder;
     ``--rebuild`` ignores saved indexes."""
     from nexus.embedding import tqdm_progress
-    from nexus.pipeline import analyze_files, chunk_analyses
     from nexus.store import IndexStore, chunk_and_embed, files_digest, identity_for, open_or_build
 
     embedder = _embedder(args, config)
@@ -254,11 +310,8 @@ def _saved_indexes(
     folders = [Path(out) if out else None for _ in strategies]
 
     def make_chunks(missing):
-        analyses = analyze_files(repo.source_files(), config.encoding)
         return [
-            chunk_analyses(
-                analyses, config.with_(strategy=i.strategy), repo=repo.name, custom_profiles=custom
-            )
+            collected_chunks(args, repo, config.with_(strategy=i.strategy), custom)
             for i in missing
         ]
 

@@ -87,6 +87,15 @@ def chunk_repository(
     custom_profiles: dict[str, Profile] | None = None,
     progress: Callable[[int, str], None] | None = None,
 ) -> list[Chunk]:
-    """Chunks of every chunkable file of a repository, in path order."""
-    analyses = analyze_files(repo.source_files(), config.encoding, progress)
-    return chunk_analyses(analyses, config, repo=repo.name, custom_profiles=custom_profiles)
+    """Chunks of every chunkable file of a repository, in path order, in this process.
+
+    Each file's analysis is dropped once it is chunked (``nexus.stream`` does the
+    same on worker processes, file by file).
+    """
+    chunks: list[Chunk] = []
+    for index, source in enumerate(repo.source_files()):
+        if progress is not None:
+            progress(index, source.info.path)
+        analysis = analyze(source, config.encoding)
+        chunks += chunk_analysis(analysis, config, repo=repo.name, custom_profiles=custom_profiles)
+    return chunks

@@ -452,7 +452,7 @@ def _read_directory(
                     continue
                 rules.add_gitignore(rel_dir, raw)
         subdirs: list[str] = []
-        siblings = frozenset(entry.name for entry in entries)
+        siblings = frozenset(entry.name.lower() for entry in entries)
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -514,7 +514,7 @@ def read_file(
     if not target.is_file():
         raise IngestError(f"{path} is not a regular file")
     try:  # the folder's other files tell a hand-written .d.ts from compiler output
-        siblings: frozenset[str] | None = frozenset(os.listdir(path.parent))
+        siblings: frozenset[str] | None = frozenset(n.lower() for n in os.listdir(path.parent))
     except OSError:
         siblings = None
     return _read_disk_file(path.name, target, settings, siblings)
@@ -724,7 +724,7 @@ def _read_zip_entries(
     folders: dict[str, set[str]] = {}  # folder -> names of its files, for classify's siblings
     for path in entries:
         folder, _, file_name = path.rpartition("/")
-        folders.setdefault(folder, set()).add(file_name)
+        folders.setdefault(folder, set()).add(file_name.lower())
     siblings_of = {folder: frozenset(names) for folder, names in folders.items()}
     for path in sorted(entries):
         info = entries[path]

@@ -1,0 +1,181 @@
+"""Chunk a repository file by file, on worker processes, in file order.
+
+Files flow to the workers as ``FileRef``s (a path on disk, or a zip's bytes): each
+worker reads and decodes its files itself, with parsers and an encoder built once
+per process. Results flow back as one ``FileChunks`` per file, in path order
+whatever the number of workers, so N workers give exactly the output of one.
+Nothing of a file is kept once its result is consumed: memory stays flat as the
+repository grows (the caller decides what to keep: the JSONL writer keeps
+nothing, the index builder keeps the chunks).
+
+A file that fails -- an exception, or a worker process that dies on it -- gives a
+``FileChunks`` with ``error`` set, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from nexus.chunking.analysis import analyze
+from nexus.chunking.profiles import Profile
+from nexus.config import ChunkConfig
+from nexus.pipeline import chunk_analysis
+from nexus.sources import FileRef, Repository
+from nexus.types import Chunk
+
+#: Files in flight per worker: enough that the other workers keep going while one
+#: chews on a multi-MB file (results are consumed in order), few enough that the
+#: results waiting their turn stay small whatever the repository's size.
+WINDOW_PER_WORKER = 64
+
+
+@dataclass(frozen=True)
+class FileChunks:
+    """The chunks of one file, or why it has none."""
+
+    path: str
+    chunks: tuple[Chunk, ...] = ()
+    error: str = ""  # why the file could not be chunked ("" = it was)
+
+
+def default_workers() -> int:
+    """All the cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def chunk_ref(
+    ref: FileRef,
+    config: ChunkConfig,
+    *,
+    repo: str,
+    custom_profiles: dict[str, Profile] | None = None,
+) -> FileChunks:
+    """Read, parse and chunk one file; a failure is reported for this file, not raised.
+
+    The unit of work of every engine (the local workers, Ray's ``map_batches``).
+    """
+    try:
+        analysis = analyze(ref.load(), config.encoding)
+        chunks = chunk_analysis(analysis, config, repo=repo, custom_profiles=custom_profiles)
+    except Exception as exc:  # one bad file must not stop a repository
+        return FileChunks(ref.info.path, error=f"{type(exc).__name__}: {exc}")
+    return FileChunks(ref.info.path, tuple(chunks))
+
+
+def stream_chunks(
+    repo: Repository,
+    config: ChunkConfig,
+    *,
+    workers: int = 1,
+    custom_profiles: dict[str, Profile] | None = None,
+) -> Iterator[FileChunks]:
+    """The chunks of every chunkable file of ``repo``, one ``FileChunks`` per file,
+    in path order. ``workers`` > 1 chunks on that many processes (same output)."""
+    return stream_refs(
+        repo.refs(), config, repo=repo.name, workers=workers, custom_profiles=custom_profiles
+    )
+
+
+def stream_refs(
+    refs: Iterable[FileRef],
+    config: ChunkConfig,
+    *,
+    repo: str,
+    workers: int = 1,
+    custom_profiles: dict[str, Profile] | None = None,
+) -> Iterator[FileChunks]:
+    """``stream_chunks`` over any files, in the order given."""
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    job = (config, repo, custom_profiles)
+    if workers == 1:
+        return (chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles) for ref in refs)
+    return _pooled(iter(refs), workers, job)
+
+
+def collect_chunks(results: Iterable[FileChunks]) -> tuple[list[Chunk], list[FileChunks]]:
+    """All chunks in file order, and the files that failed."""
+    chunks: list[Chunk] = []
+    failed: list[FileChunks] = []
+    for result in results:
+        chunks.extend(result.chunks)
+        if result.error:
+            failed.append(result)
+    return chunks, failed
+
+
+# --- worker processes ----------------------------------------------------------
+
+_Job = tuple[ChunkConfig, str, "dict[str, Profile] | None"]
+_job: _Job | None = None  # set once in each worker process
+
+
+def _start_worker(job: _Job) -> None:
+    global _job
+    _job = job
+
+
+def _work(ref: FileRef) -> FileChunks:
+    assert _job is not None, "worker started without its job"
+    config, repo, custom_profiles = _job
+    return chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles)
+
+
+def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
+    # forkserver: workers fork from a clean server process, never from a parent that
+    # may hold threads (tqdm, torch), and import Nexus once, not once per worker.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["nexus.stream"])
+    return ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start_worker, initargs=(job,)
+    )
+
+
+def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileChunks]:
+    """Results in input order from a pool, surviving workers that die.
+
+    When a worker dies, every file in flight fails with it and the culprit is
+    unknown: those files are run again one at a time in a fresh pool, so only the
+    file that kills its worker again is reported as failed.
+    """
+    suspects: deque[FileRef] = deque()
+    window: deque[tuple[FileRef, Future[FileChunks]]] = deque()
+    while True:
+        with _pool(workers, job) as pool:
+            try:
+                while suspects:
+                    ref = suspects[0]
+                    result = pool.submit(_work, ref).result()
+                    suspects.popleft()
+                    yield result
+                while True:
+                    while len(window) < workers * WINDOW_PER_WORKER:
+                        ref = next(refs, None)
+                        if ref is None:
+                            break
+                        window.append((ref, pool.submit(_work, ref)))
+                    if not window:
+                        return
+                    result = window[0][1].result()
+                    window.popleft()
+                    yield result
+            except BrokenProcessPool:
+                if suspects:  # it died on this file alone: report it, go on
+                    ref = suspects.popleft()
+                    yield FileChunks(ref.info.path, error="the worker process died on this file")
+                else:
+                    suspects.extend(ref for ref, _ in window)
+                    window.clear()
+            except BaseException:
+                for _, future in window:
+                    future.cancel()
+                raise

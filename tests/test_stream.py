@@ -1,0 +1,128 @@
+"""The streaming pipeline: N workers give exactly the output of one; a failing file is
+reported for that file and the run goes on."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from nexus.config import ChunkConfig
+from nexus.selection import FileSelection
+from nexus.sources import FileRef, IngestSettings, open_repository
+from nexus.stream import collect_chunks, stream_chunks, stream_refs
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
+ALL_FILES = IngestSettings(selection=FileSelection(tests=True, generated=True))
+
+
+def records(results) -> list[dict]:
+    return [chunk.to_dict() for result in results for chunk in result.chunks]
+
+
+def generated_repo(root: Path, n_files: int = 300) -> Path:
+    """Hundreds of small JS/TS files of varied shapes and sizes, in nested folders."""
+    for i in range(n_files):
+        ext = (".js", ".ts", ".tsx")[i % 3]
+        body = "".join(
+            f"export function f{i}_{k}(a{k}) {{\n  return a{k} * {k} + {i};\n}}\n"
+            for k in range(1 + i % 17)
+        )
+        if ext == ".tsx":
+            body += f"export const View{i} = () => <div className='v{i}'>{{f{i}_0(1)}}</div>;\n"
+        path = root / f"pkg{i % 7}" / f"sub{i % 3}" / f"file{i:04d}{ext}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    return root
+
+
+@pytest.mark.parametrize("name", ["express-images", "react-dashboard", "ts-payments"])
+def test_workers_give_identical_output_on_the_sample_repos(name: str) -> None:
+    repo = open_repository(SAMPLES / name, settings=ALL_FILES)
+    one = list(stream_chunks(repo, ChunkConfig(), workers=1))
+    four = list(stream_chunks(repo, ChunkConfig(), workers=4))
+    assert [r.path for r in four] == [info.path for info in repo.chunkable_files()]
+    assert records(four) == records(one)  # ids, bytes, metadata and order
+    assert not any(r.error for r in one)
+
+
+def test_workers_give_identical_output_on_hundreds_of_files(tmp_path: Path) -> None:
+    repo = open_repository(generated_repo(tmp_path / "gen"))
+    assert len(repo.chunkable_files()) == 300
+    config = ChunkConfig(max_tokens=64, min_tokens=8)
+    one = records(stream_chunks(repo, config, workers=1))
+    three = records(stream_chunks(repo, config, workers=3))
+    assert three == one and len(one) > 300
+    lines = config.with_(strategy="lines", line_window=5)
+    assert records(stream_chunks(repo, lines, workers=2)) == records(
+        stream_chunks(repo, lines, workers=1)
+    )
+
+
+@dataclass(frozen=True)
+class BadRef(FileRef):
+    """A file whose reading raises, or kills the process reading it."""
+
+    how: str = "raise"
+
+    def load(self):
+        if self.how == "die":
+            os._exit(3)  # a worker crash, as a segfault in a parser would be
+        raise RuntimeError("cannot read this one")
+
+
+@pytest.mark.parametrize(("how", "workers"), [("raise", 1), ("raise", 2), ("die", 2)])
+def test_a_failing_file_is_reported_and_the_run_goes_on(how: str, workers: int) -> None:
+    repo = open_repository(SAMPLES / "ts-payments")
+    refs = list(repo.refs())
+    bad = refs[2]
+    refs[2] = BadRef(bad.info, disk_path=bad.disk_path, cap=bad.cap, how=how)
+    results = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=workers))
+    assert [r.path for r in results] == [ref.info.path for ref in refs]
+    assert [bool(r.error) for r in results] == [i == 2 for i in range(len(refs))]
+    expected = "worker process died" if how == "die" else "RuntimeError: cannot read this one"
+    assert expected in results[2].error
+    good = list(stream_chunks(repo, ChunkConfig()))
+    assert records(results[:2] + results[3:]) == records(good[:2] + good[3:])
+    chunks, failed = collect_chunks(results)
+    assert failed == [results[2]] and len(chunks) == len(records(results))
+
+
+def test_zip_repositories_stream_the_same_chunks(tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    root = SAMPLES / "express-images"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"express-images/{path.relative_to(root)}")
+    from_zip = open_repository(buffer.getvalue())
+    from_dir = open_repository(root)
+    assert records(stream_chunks(from_zip, ChunkConfig(), workers=2)) == records(
+        stream_chunks(from_dir, ChunkConfig())
+    )
+
+
+def test_workers_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        stream_refs([], ChunkConfig(), repo="x", workers=0)
+
+
+def test_cli_chunk_jsonl_is_the_same_with_any_number_of_workers(tmp_path: Path, capsys) -> None:
+    from nexus.cli import main
+
+    root = generated_repo(tmp_path / "gen", n_files=120)
+    outputs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"chunks-{workers}.jsonl"
+        args = ["chunk", str(root), "--format", "jsonl", "-o", str(out), "--workers", workers]
+        assert main(args) == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 120
+    assert "chunking (ast)" in capsys.readouterr().err  # progress on stderr
+    assert main(["chunk", str(root), "--workers", "0"]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err
