@@ -23,10 +23,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from nexus.chunking.analysis import analyze
-from nexus.chunking.profiles import Profile
+from nexus.chunking.profiles import Profile, resolve_profile
 from nexus.config import ChunkConfig
 from nexus.pipeline import chunk_analysis
 from nexus.sources import FileRef, Repository
+from nexus.tokens import get_encoding
 from nexus.types import Chunk
 
 #: Files in flight per worker: enough that the other workers keep going while one
@@ -96,6 +97,9 @@ def stream_refs(
     """``stream_chunks`` over any files, in the order given."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    # A bad setting fails the run here, once, rather than every file in a worker.
+    resolve_profile(config.profile, custom_profiles)
+    get_encoding(config.encoding)
     job = (config, repo, custom_profiles)
     if workers == 1:
         return (chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles) for ref in refs)
