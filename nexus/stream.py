@@ -30,10 +30,15 @@ from nexus.sources import FileRef, Repository
 from nexus.tokens import get_encoding
 from nexus.types import Chunk
 
-#: Files in flight per worker: enough that the other workers keep going while one
+#: Files go to a worker in batches of consecutive files, which spreads the cost of a
+#: task (a queue round trip, two pickles) over many small files; a batch closes at
+#: ``BATCH_BYTES`` of source, so a large file travels alone.
+BATCH_FILES = 16
+BATCH_BYTES = 200_000
+#: Batches in flight per worker: enough that the other workers keep going while one
 #: chews on a multi-MB file (results are consumed in order), few enough that the
 #: results waiting their turn stay small whatever the repository's size.
-WINDOW_PER_WORKER = 64
+WINDOW_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -128,10 +133,10 @@ def _start_worker(job: _Job) -> None:
     _job = job
 
 
-def _work(ref: FileRef) -> FileChunks:
+def _work(refs: list[FileRef]) -> list[FileChunks]:
     assert _job is not None, "worker started without its job"
     config, repo, custom_profiles = _job
-    return chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles)
+    return [chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles) for ref in refs]
 
 
 def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
@@ -144,6 +149,20 @@ def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
     )
 
 
+def _batches(refs: Iterator[FileRef]) -> Iterator[list[FileRef]]:
+    """Consecutive files, up to ``BATCH_FILES`` or ``BATCH_BYTES`` at a time."""
+    batch: list[FileRef] = []
+    size = 0
+    for ref in refs:
+        batch.append(ref)
+        size += ref.info.size
+        if len(batch) >= BATCH_FILES or size >= BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileChunks]:
     """Results in input order from a pool, surviving workers that die.
 
@@ -151,33 +170,33 @@ def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileCh
     unknown: those files are run again one at a time in a fresh pool, so only the
     file that kills its worker again is reported as failed.
     """
+    batches = _batches(refs)
     suspects: deque[FileRef] = deque()
-    window: deque[tuple[FileRef, Future[FileChunks]]] = deque()
+    window: deque[tuple[list[FileRef], Future[list[FileChunks]]]] = deque()
     while True:
         with _pool(workers, job) as pool:
             try:
                 while suspects:
-                    ref = suspects[0]
-                    result = pool.submit(_work, ref).result()
+                    (result,) = pool.submit(_work, [suspects[0]]).result()
                     suspects.popleft()
                     yield result
                 while True:
                     while len(window) < workers * WINDOW_PER_WORKER:
-                        ref = next(refs, None)
-                        if ref is None:
+                        batch = next(batches, None)
+                        if batch is None:
                             break
-                        window.append((ref, pool.submit(_work, ref)))
+                        window.append((batch, pool.submit(_work, batch)))
                     if not window:
                         return
-                    result = window[0][1].result()
+                    results = window[0][1].result()
                     window.popleft()
-                    yield result
+                    yield from results
             except BrokenProcessPool:
                 if suspects:  # it died on this file alone: report it, go on
                     ref = suspects.popleft()
                     yield FileChunks(ref.info.path, error="the worker process died on this file")
                 else:
-                    suspects.extend(ref for ref, _ in window)
+                    suspects.extend(ref for batch, _ in window for ref in batch)
                     window.clear()
             except BaseException:
                 for _, future in window:
