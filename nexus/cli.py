@@ -311,8 +311,7 @@ def _saved_indexes(
 
     def make_chunks(missing):
         return [
-            collected_chunks(args, repo, config.with_(strategy=i.strategy), custom)
-            for i in missing
+            collected_chunks(args, repo, config.with_(strategy=i.strategy), custom) for i in missing
         ]
 
     build = chunk_and_embed(make_chunks, embedder, tqdm_progress("embedding chunks"))
