@@ -9,21 +9,24 @@ is still reported, with a reason a person can check.
                  binary extension (.png, .woff2, ...).
 2. too_large  -- more than ``max_file_bytes`` bytes.
 3. lockfile   -- package-lock.json, yarn.lock, pnpm-lock.yaml, ...
-4. minified   -- ``*.min.*``, or a code file whose lines are far too long
+4. unsupported language -- code in a language Nexus has no grammar for
+                 (C, Ruby, PHP, Kotlin, Swift, C#, Vue, Svelte, CSS, shell ...):
+                 reason ``unsupported language (ruby): ...``, listed, never chunked.
+5. minified   -- ``*.min.*``, or a code file whose lines are far too long
                  (mean > 300 characters over at least 1000, or any line > 1000).
-5. generated  -- a marker (``@generated``, ``DO NOT EDIT``, ``auto-generated``,
+6. generated  -- a marker (``@generated``, ``DO NOT EDIT``, ``auto-generated``,
                  ``Code generated``) in the first 10 lines, a generated path
                  (``generated/``, ``__generated__/``, ``*.gen.*``), or compiler
                  output ``*.d.ts`` (a same-named .js/.ts beside it, or no listing
                  of its folder to tell). A hand-written ``.d.ts`` is source.
-6. vendored   -- under ``vendor/``, ``third_party/``, ``bower_components/``, ...
-7. test       -- a code file under ``__tests__/``, ``test/``, ``tests/``, ``e2e/``, ...
-                 or named ``*.test.*``, ``*.spec.*``.
-8. config     -- package.json, tsconfig*.json, .eslintrc*, ``*.config.*``, and
+7. vendored   -- under ``vendor/``, ``third_party/``, ``bower_components/``, ...
+8. test       -- a code file under ``__tests__/``, ``test/``, ``tests/``, ``e2e/``, ...
+                 or named ``*.test.*``, ``*.spec.*``, ``*_test.*``, ``test_*.py``.
+9. config     -- package.json, tsconfig*.json, .eslintrc*, ``*.config.*``, and
                  JSON / YAML / TOML / INI files generally.
-9. docs       -- Markdown, reST, plain text, README/LICENSE, or under ``docs/``.
-10. source    -- any other file in a recognised programming language.
-11. unsupported -- everything else.
+10. docs     -- Markdown, reST, plain text, README/LICENSE, or under ``docs/``.
+11. source   -- any other file in a recognised programming language.
+12. unsupported -- everything else.
 
 Binary and size come first because nothing later can be trusted on such files;
 lockfiles and minified files come before the path rules because a minified
@@ -168,6 +171,7 @@ _TEST_NAME_PATTERNS = (
     ("*.test.*", re.compile(r"\.test\.[^.]+$")),
     ("*.spec.*", re.compile(r"\.spec\.[^.]+$")),
     ("*_test.*", re.compile(r"_test\.[^.]+$")),
+    ("test_*.py", re.compile(r"^test_.*\.pyi?$")),  # pytest's default naming
 )
 _CONFIG_NAMES = _words(
     "package.json deno.json deno.jsonc .babelrc .editorconfig .npmrc .nvmrc .yarnrc "
@@ -254,6 +258,8 @@ def _decide(
         )
     if name in _LOCKFILES:
         return Category.LOCKFILE, f"'{pure.name}' is a package manager lockfile"
+    if is_code and language not in CHUNKABLE_LANGUAGES:
+        return Category.UNSUPPORTED, _unsupported_reason(str(language))
     if ".min." in name or name.endswith(("-min.js", "-min.css")):
         return Category.MINIFIED, f"name '{pure.name}' marks a minified file"
     if is_code and (why := _minified_by_lines(head)):
@@ -277,13 +283,27 @@ def _decide(
                 "hand-written type declarations (no same-named .js/.ts beside it, "
                 f"no generated header){empty}"
             )
-        if language in CHUNKABLE_LANGUAGES:
-            return Category.SOURCE, f"{language} source{empty}"
-        return Category.SOURCE, f"{language} source (recognised, not chunked){empty}"
+        return Category.SOURCE, f"{language} source{empty}"
     if language is not None:
         return Category.UNSUPPORTED, f"{language} is recognised but is not code, config or docs"
     shown = f"extension '{suffix}'" if suffix else "files without an extension"
     return Category.UNSUPPORTED, f"no language known for {shown}"
+
+
+def _unsupported_reason(language: str) -> str:
+    """Why a file of a code language without a grammar is listed but not chunked."""
+    return (
+        f"unsupported language ({language}): Nexus has no grammar for it, so it is listed, "
+        "not chunked"
+    )
+
+
+def unsupported_language(info: FileInfo) -> str | None:
+    """The language of a code file Nexus has no grammar for (None for any other file)."""
+    language = info.language
+    if info.category is Category.UNSUPPORTED and language is not None and _is_code(language):
+        return language
+    return None
 
 
 def _is_code(language: str) -> bool:

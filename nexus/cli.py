@@ -16,8 +16,9 @@ from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
 from nexus.embedding import EmbeddingCancelled, ModelUnavailableError
 from nexus.embedding_cache import CacheError
 from nexus.ray_engine import RayUnavailableError, require_ray
-from nexus.selection import SWITCHES
+from nexus.selection import SWITCHES, parse_languages
 from nexus.sources import IngestError, IngestSettings, Repository, open_repository
+from nexus.types import CHUNKABLE_LANGUAGES
 
 
 def _add_file_options(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +28,13 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--exclude", action="append", metavar="GLOB", help="leave matching files out (repeat)"
+    )
+    parser.add_argument(
+        "--language",
+        action="append",
+        metavar="NAMES",
+        help=f"chunk only files of these languages (repeat or comma list: "
+        f"{','.join(sorted(CHUNKABLE_LANGUAGES))})",
     )
     for switch, category in SWITCHES.items():
         parser.add_argument(
@@ -133,12 +141,26 @@ def ingest_settings_from_args(args: argparse.Namespace) -> IngestSettings:
         changes["include"] = (*selection.include, *args.include)
     if args.exclude:
         changes["exclude"] = (*selection.exclude, *args.exclude)
+    if args.language:
+        changes["languages"] = (*selection.languages, *parse_languages(",".join(args.language)))
     return IngestSettings(selection=selection.with_(**changes))
 
 
 def open_target(args: argparse.Namespace) -> Repository:
-    """The repository named on the command line, with the file selection applied."""
-    return open_repository(args.target, settings=ingest_settings_from_args(args))
+    """The repository named on the command line, with the file selection applied.
+
+    Verbs other than ``scan`` (whose table lists them) say on stderr how many files
+    are in languages without a grammar: listed, never dropped silently.
+    """
+    repo = open_repository(args.target, settings=ingest_settings_from_args(args))
+    if args.verb != "scan":
+        from nexus.scan import unsupported_counts, unsupported_line
+
+        if unsupported := unsupported_counts(repo.files):
+            print(
+                f"nexus: {unsupported_line(unsupported)} (nexus scan lists them)", file=sys.stderr
+            )
+    return repo
 
 
 def chunk_stream(

@@ -95,8 +95,11 @@ def chunks_table(chunks: list[Chunk], max_tokens: int) -> str:
     )
     sizes = [c.token_count for c in chunks]
     over = sum(1 for n in sizes if n > max_tokens)
+    files = {c.file: c.language for c in chunks}
+    by_language = Counter(files.values()).most_common()
     summary = (
-        f"{len(chunks)} chunks in {len({c.file for c in chunks})} files; "
+        f"{len(chunks)} chunks in {len(files)} files "
+        f"({', '.join(f'{lang} {n}' for lang, n in by_language) or 'none'}); "
         f"tokens min {min(sizes, default=0)} / mean {sum(sizes) / max(len(sizes), 1):.0f} / "
         f"max {max(sizes, default=0)}; {over} over {max_tokens}"
     )

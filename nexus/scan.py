@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from nexus.classify import unsupported_language
 from nexus.tables import text_table
 from nexus.types import Category, FileInfo, ScanReport
 
@@ -34,7 +35,9 @@ def summarize(report: ScanReport) -> dict[str, object]:
             "skipped_files": len(files) - len(chunkable),
         },
         "by_category": {str(c): by_category[c] for c in Category if by_category[c]},
-        "by_language": dict(sorted(by_language.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_language": _most_first(by_language),
+        "chunkable_by_language": _most_first(Counter(_language(info) for info in chunkable)),
+        "unsupported_languages": unsupported_counts(files),
         "by_category_language": [
             {"category": str(c), "language": lang, "files": n, "bytes": size}
             for c, lang, n, size in _pair_rows(files)
@@ -67,22 +70,50 @@ def render_scan_table(report: ScanReport, *, max_skipped: int | None = None) -> 
         f"{len(files):,} files ({_size(sum(i.size for i in files))}); "
         f"{len(chunkable):,} chunkable ({_size(sum(i.size for i in chunkable))}), "
         f"{len(skipped):,} not chunked",
-        "",
     ]
+    if chunkable:
+        by_language = Counter(_language(info) for info in chunkable)
+        lines.append(f"Chunkable by language: {counts_text(_most_first(by_language))}")
+    if unsupported := unsupported_counts(files):
+        lines.append(unsupported_line(unsupported))
+    lines.append("")
     rows = [[str(c), lang, f"{n:,}", _size(size)] for c, lang, n, size in _pair_rows(files)]
     lines += text_table(["category", "language", "files", "size"], rows, right=frozenset({2, 3}))
     if skipped:
         shown = skipped if max_skipped is None else skipped[:max_skipped]
         lines += ["", f"Not chunked ({len(skipped):,} files):"]
         lines += text_table(
-            ["path", "category", "reason"],
-            [[info.path, str(info.category), _why_not(info)] for info in shown],
+            ["path", "category", "language", "reason"],
+            [[info.path, str(info.category), _language(info), _why_not(info)] for info in shown],
         )
         if len(shown) < len(skipped):
             lines.append(f"... and {len(skipped) - len(shown):,} more")
     if report.notes:
         lines += ["", "Notes:", *(f"- {note}" for note in report.notes)]
     return "\n".join(lines) + "\n"
+
+
+def unsupported_counts(files: tuple[FileInfo, ...]) -> dict[str, int]:
+    """Files per code language Nexus has no grammar for (listed, never chunked)."""
+    return _most_first(Counter(filter(None, map(unsupported_language, files))))
+
+
+def unsupported_line(counts: dict[str, int]) -> str:
+    """One line naming the files of languages without a grammar, per language."""
+    total = sum(counts.values())
+    return (
+        f"Unsupported languages (no grammar; listed, not chunked): {total:,} "
+        f"file{'' if total == 1 else 's'}: {counts_text(counts)}"
+    )
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """``python 3, go 1``: counts per name, in the order given."""
+    return ", ".join(f"{name} {n:,}" for name, n in counts.items())
+
+
+def _most_first(counts: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _why_not(info: FileInfo) -> str:

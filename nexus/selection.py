@@ -9,6 +9,8 @@ near-duplicates and fixtures, so each comes back only when asked for
 
 Globs are gitignore patterns relative to the repository root (``src/``,
 ``*.ts``, ``lib/**/*.js``, ``!keep.js``): the same language as ``.gitignore``.
+Languages (``--language python,go``, ``[files] languages = ["python"]``) keep
+only the files of those languages; each must be one Nexus has a grammar for.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class FileSelection:
 
     include: tuple[str, ...] = ()  # if any: only files matching one of these
     exclude: tuple[str, ...] = ()  # files matching one of these are left out
+    languages: tuple[str, ...] = ()  # if any: only files of these languages
     tests: bool = False
     generated: bool = False
     vendored: bool = False
@@ -54,6 +57,7 @@ class FileSelection:
             except Exception as exc:  # pathspec raises several types for bad patterns
                 raise ValueError(f"{name} holds an invalid glob pattern: {exc}") from exc
             object.__setattr__(self, name, patterns)
+        object.__setattr__(self, "languages", _languages(self.languages))
         for name in SWITCHES:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -74,6 +78,11 @@ class FileSelection:
             return "matches an exclude pattern (--exclude / [files] exclude)"
         if self.include and not self._include.match_file(info.path):
             return "matches no include pattern (--include / [files] include)"
+        if self.languages and info.language not in self.languages:
+            return (
+                f"{info.language} is not among the selected languages "
+                f"{', '.join(self.languages)} (--language / [files] languages)"
+            )
         for switch, category in SWITCHES.items():
             if info.category is category and not getattr(self, switch):
                 return (
@@ -98,6 +107,25 @@ class FileSelection:
         if unknown:
             raise ValueError(f"unknown [files] settings {unknown}; known: {sorted(known)}")
         return cls(**data)  # type: ignore[arg-type]
+
+
+def _languages(value: object) -> tuple[str, ...]:
+    """The selected languages, checked: a list of names Nexus chunks, deduplicated."""
+    if isinstance(value, str):
+        raise ValueError(f"languages must be a list of names, not a string: [{value!r}]")
+    names = tuple(value)  # type: ignore[arg-type]
+    unknown = [n for n in names if not isinstance(n, str) or n not in CHUNKABLE_LANGUAGES]
+    if unknown:
+        raise ValueError(
+            f"unknown or unsupported language(s) {', '.join(map(repr, unknown))}; "
+            f"Nexus chunks {', '.join(sorted(CHUNKABLE_LANGUAGES))}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def parse_languages(text: str) -> tuple[str, ...]:
+    """Language names typed as ``python,go`` or one a line, lower-cased."""
+    return tuple(n.strip().lower() for n in text.replace(",", "\n").splitlines() if n.strip())
 
 
 DEFAULT_SELECTION = FileSelection()

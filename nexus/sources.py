@@ -30,7 +30,7 @@ import pathspec
 
 from nexus.classify import BINARY_SNIFF_BYTES, DEFAULT_MAX_FILE_BYTES, classify
 from nexus.selection import DEFAULT_SELECTION, FileSelection
-from nexus.types import Category, FileInfo, ScanReport, SourceFile
+from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo, ScanReport, SourceFile
 
 DEFAULT_IGNORES: tuple[str, ...] = (
     ".git/",
@@ -327,7 +327,10 @@ def _finish(
     if not files:
         notes.append("empty repository: no files to scan")
     elif not any(info.chunkable for info in files):
-        notes.append("no chunkable JavaScript/TypeScript files found")
+        notes.append(
+            "no chunkable files found (Nexus chunks "
+            f"{', '.join(sorted(CHUNKABLE_LANGUAGES))} source files)"
+        )
     return Repository(name=name, files=tuple(files), notes=tuple(notes), contents=contents)
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from nexus.scan import summarize
+from nexus.scan import summarize, unsupported_line
 from nexus.selection import SWITCHES
 from nexus.sources import IngestError
 from nexus.types import CHUNKABLE_LANGUAGES
@@ -61,6 +62,11 @@ if choice is not None and choice != st.session_state.get("repo_choice"):
         st.error(f"Could not open the repository: {safe.md(exc)}")
         st.stop()
 
+
+def _files(n: int) -> str:
+    return f"{n} file{'' if n == 1 else 's'}"
+
+
 repo = state.current_repo()
 base = st.session_state["repo_base"]
 with st.expander("What to index", expanded=True):
@@ -75,12 +81,23 @@ with st.expander("What to index", expanded=True):
     toggles = st.container(key="nx_stack_toggles").columns(len(SWITCHES))
     for column, (name, key) in zip(toggles, state.SWITCH_KEYS.items(), strict=True):
         column.toggle(
-            f"{name.capitalize()} ({chunkable_kinds[name]} "
-            f"file{'' if chunkable_kinds[name] == 1 else 's'})",
+            f"{name.capitalize()} ({_files(chunkable_kinds[name])})",
             key=key,
             on_change=state.apply_selection,
             help=f"Chunk and index {name} files too (left out by default).",
         )
+    language_files = Counter(
+        info.language for info in base.files if info.language in CHUNKABLE_LANGUAGES
+    )
+    st.multiselect(
+        "Languages (none chosen: every language)",
+        state.LANGUAGE_NAMES,
+        key=state.LANGUAGES_KEY,
+        format_func=lambda lang: f"{lang} ({_files(language_files[lang])})",
+        on_change=state.apply_selection,
+        placeholder="every language",
+        help="Chunk only files of these languages (--language / [files] languages).",
+    )
     include, exclude = st.container(key="nx_stack_globs").columns(2)
     include.text_area(
         "Only files matching (globs, one a line)",
@@ -127,6 +144,8 @@ cols[2].metric("Not chunked", f"{totals['skipped_files']:,}")
 cols[3].metric("Chunkable size", f"{totals['chunkable_bytes'] / 1000:,.1f} KB")
 for note in report["notes"]:
     st.warning(safe.md(note))
+if report["unsupported_languages"]:
+    st.info(safe.md(unsupported_line(report["unsupported_languages"])))
 if not totals["files"]:
     st.stop()
 
@@ -147,6 +166,17 @@ with right:
     st.markdown("**Category × language**")
     rows["size (KB)"] = (rows.pop("bytes") / 1000).round(1)
     st.dataframe(rows, hide_index=True)
+
+languages = [
+    {"language": lang, "files": n, "chunked": "yes"}
+    for lang, n in report["chunkable_by_language"].items()
+] + [
+    {"language": lang, "files": n, "chunked": "no: unsupported language (no grammar)"}
+    for lang, n in report["unsupported_languages"].items()
+]
+if languages:
+    st.markdown("**Languages**")
+    st.dataframe(pd.DataFrame(languages), hide_index=True)
 
 skipped = report["skipped"]
 st.markdown(f"**Not chunked ({len(skipped)} files)** and why")

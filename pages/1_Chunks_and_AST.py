@@ -17,7 +17,7 @@ st.title("Chunks and AST")
 
 path = state.file_picker(repo)
 if path is None:
-    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
 analysis = state.file_analysis(repo, path, config.encoding)

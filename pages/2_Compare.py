@@ -24,7 +24,7 @@ st.caption(
     "better). Files without units are left out of it."
 )
 if not state.chunkable_paths(repo):
-    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
 

@@ -19,7 +19,7 @@ config = state.settings_sidebar()
 repo = state.current_repo()
 st.title("Search")
 if not state.chunkable_paths(repo):
-    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
 refresh = st.button("Rebuild indexes", key="refresh", help="Re-chunk and re-index (cache kept).")

@@ -27,7 +27,7 @@ config = state.settings_sidebar()
 repo = state.current_repo()
 st.title("Evaluate")
 if not state.chunkable_paths(repo):
-    st.warning(f"{safe.code(repo.name)} has no chunkable JavaScript/TypeScript files.")
+    st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
 own = repo.contents.get("queries.jsonl")

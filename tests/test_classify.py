@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nexus.classify import classify, detect_language
+from nexus.classify import classify, detect_language, unsupported_language
+from nexus.selection import FileSelection
 from nexus.types import Category
 
 C = Category
@@ -88,6 +89,9 @@ LONG_LINES = b"\n".join([b"x" * 400] * 4)  # mean 400 over 1,600 characters
         ("src/a.spec.tsx", JS, C.TEST, "tsx", "matches test pattern '*.spec.*'"),
         ("test/a.js", JS, C.TEST, "javascript", "'test/'"),
         ("tests/a.py", b"x = 1\n", C.TEST, "python", "'tests/'"),
+        ("api/test_app.py", b"x = 1\n", C.TEST, "python", "'test_*.py'"),
+        ("svc/main_test.go", b"package main\n", C.TEST, "go", "'*_test.*'"),
+        ("src/latest.py", b"x = 1\n", C.SOURCE, "python", "source"),
         ("e2e/login.ts", JS, C.TEST, "typescript", "'e2e/'"),
         ("tests/fixtures/data.json", b"{}", C.CONFIG, "json", "json"),
         ("src/latest.js", JS, C.SOURCE, "javascript", "source"),
@@ -112,8 +116,6 @@ LONG_LINES = b"\n".join([b"x" * 400] * 4)  # mean 400 over 1,600 characters
         ("src/index.ts", JS, C.SOURCE, "typescript", "typescript source"),
         ("src/App.tsx", JS, C.SOURCE, "tsx", "tsx source"),
         ("src/empty.js", b"", C.SOURCE, "javascript", "empty file"),
-        ("styles/a.css", b"a { color: red; }\n", C.SOURCE, "css", "not chunked"),
-        ("tool/main.rb", b"puts 1\n", C.SOURCE, "ruby", "not chunked"),
         # unsupported
         ("icon.svg", b"<svg/>", C.UNSUPPORTED, "svg", "recognised"),
         ("data.xyz", b"hello", C.UNSUPPORTED, None, "extension '.xyz'"),
@@ -128,6 +130,45 @@ def test_classify_rules(
     assert reason_part in info.reason
     assert info.path == path
     assert info.size == len(head)
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("src/main.c", "c"),
+        ("include/util.h", "c"),
+        ("lib/app.rb", "ruby"),
+        ("web/index.php", "php"),
+        ("android/Main.kt", "kotlin"),
+        ("ios/App.swift", "swift"),
+        ("Program.cs", "csharp"),
+        ("src/engine.cpp", "cpp"),
+        ("web/App.vue", "vue"),
+        ("web/App.svelte", "svelte"),
+        ("styles/a.css", "css"),
+        ("scripts/deploy.sh", "shell"),
+        # whatever the path says: a test, vendored or docs file without a grammar too
+        ("spec/app_spec.rb", "ruby"),
+        ("tests/test_main.c", "c"),
+        ("vendor/lib.php", "php"),
+        ("docs/build.sh", "shell"),
+        ("src/app.min.css", "css"),
+    ],
+)
+def test_code_without_a_grammar_is_an_unsupported_language(path: str, language: str) -> None:
+    info = classify(path, b"x = 1\n", 6)
+    assert (info.category, info.language) == (C.UNSUPPORTED, language)
+    assert info.reason.startswith(f"unsupported language ({language}): ")
+    assert unsupported_language(info) == language
+    assert not info.chunkable
+    assert not FileSelection(tests=True, vendored=True, minified=True).apply(info).chunkable
+
+
+@pytest.mark.parametrize(
+    "path", ["src/a.py", "src/a.go", "src/A.java", "src/a.rs", "src/a.ts", "icon.svg", "a.xyz"]
+)
+def test_other_files_are_no_unsupported_language(path: str) -> None:
+    assert unsupported_language(classify(path, b"x = 1\n", 6)) is None
 
 
 def test_binary_rule_only_reads_first_8000_bytes() -> None:

@@ -170,3 +170,99 @@ def test_cli_flags_on_scan_and_chunk(tmp_path: Path, capsys) -> None:
     config.write_text('[files]\ninclude = "lib/"\n')
     assert main([*args, "--config", str(config)]) == 2
     assert "not a string" in capsys.readouterr().err
+
+
+MIXED = {
+    "api/app.py": b"def handler():\n    return 1\n",
+    "api/test_app.py": b"def test_handler():\n    assert True\n",
+    "svc/main.go": b"package main\n\nfunc Main() {}\n",
+    "web/app.ts": JS,
+    "web/view.tsx": b"export const View = () => <div/>;\n",
+    "lib/Util.java": b"public class Util {}\n",
+    "core/lib.rs": b"pub fn f() {}\n",
+    "legacy/app.rb": b"puts 1\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("languages", "expected"),
+    [
+        (
+            (),
+            [
+                "api/app.py",
+                "core/lib.rs",
+                "lib/Util.java",
+                "svc/main.go",
+                "web/app.ts",
+                "web/view.tsx",
+            ],
+        ),
+        (("python",), ["api/app.py"]),
+        (("python", "go"), ["api/app.py", "svc/main.go"]),
+        (("typescript", "tsx"), ["web/app.ts", "web/view.tsx"]),
+        (("java", "rust", "java"), ["core/lib.rs", "lib/Util.java"]),
+    ],
+)
+def test_languages_keep_only_their_files(tmp_path: Path, languages: tuple, expected: list) -> None:
+    write_tree(tmp_path, MIXED)
+    assert chunked(tmp_path, FileSelection(languages=languages)) == expected
+
+
+def test_languages_combine_with_switches_and_globs(tmp_path: Path) -> None:
+    write_tree(tmp_path, MIXED)
+    both = FileSelection(languages=("python",), tests=True)
+    assert chunked(tmp_path, both) == ["api/app.py", "api/test_app.py"]
+    assert chunked(tmp_path, both.with_(exclude=("test_*",))) == ["api/app.py"]
+    why = left_out(tmp_path, FileSelection(languages=("python",)))
+    assert why["svc/main.go"] == (
+        "go is not among the selected languages python (--language / [files] languages)"
+    )
+    assert why["legacy/app.rb"] == ""  # never chunkable: its reason says why
+
+
+@pytest.mark.parametrize(
+    ("languages", "message"),
+    [
+        ("python", "not a string"),
+        (("ruby",), "unsupported language.*'ruby'.*Nexus chunks go, java"),
+        (("Python",), "'Python'"),
+        ((1,), "1"),
+    ],
+)
+def test_languages_are_checked(languages: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        FileSelection(languages=languages)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--language", "python,go"], {"api/app.py", "svc/main.go"}),
+        (["--language", "python", "--language", "GO"], {"api/app.py", "svc/main.go"}),
+        (["--language", " rust , "], {"core/lib.rs"}),
+    ],
+)
+def test_language_flag_on_chunk(tmp_path: Path, capsys, flags: list, expected: set) -> None:
+    root = write_tree(tmp_path / "repo", MIXED)
+    out = tmp_path / "chunks.jsonl"
+    assert main(["chunk", str(root), "--format", "jsonl", "-o", str(out), *flags]) == 0
+    assert {json.loads(line)["file"] for line in out.read_text().splitlines()} == expected
+    err = capsys.readouterr().err
+    assert "Unsupported languages (no grammar; listed, not chunked): 1 file: ruby 1" in err
+
+
+def test_language_flag_and_files_table(tmp_path: Path, capsys) -> None:
+    root = write_tree(tmp_path / "repo", MIXED)
+    config = tmp_path / "nexus.toml"
+    config.write_text('[files]\nlanguages = ["java"]\n')
+    assert load_selection(config) == FileSelection(languages=("java",))
+    assert main(["scan", str(root), "--json", "--config", str(config), "--language", "rust"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["chunkable_by_language"] == {"java": 1, "rust": 1}
+    assert summary["unsupported_languages"] == {"ruby": 1}
+    assert main(["scan", str(root), "--language", "ruby"]) == 2
+    assert "unsupported language(s) 'ruby'" in capsys.readouterr().err
+    config.write_text('[files]\nlanguages = "java"\n')
+    assert main(["scan", str(root), "--config", str(config)]) == 2
+    assert "not a string" in capsys.readouterr().err

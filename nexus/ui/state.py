@@ -38,7 +38,7 @@ from nexus.lru import ByteLRU
 from nexus.pipeline import chunk_analysis
 from nexus.report import function_rows
 from nexus.search import SideBySide
-from nexus.selection import DEFAULT_SELECTION, SWITCHES, FileSelection
+from nexus.selection import DEFAULT_SELECTION, SWITCHES, FileSelection, parse_languages
 from nexus.sources import (
     IngestError,
     IngestSettings,
@@ -53,7 +53,7 @@ from nexus.store import (
     identity_for,
     open_or_build,
 )
-from nexus.types import Category, Chunk, Unit
+from nexus.types import CHUNKABLE_LANGUAGES, Category, Chunk, Unit
 from nexus.ui import render, safe
 from nexus.wordpieces import WordPieceCounter
 
@@ -87,11 +87,14 @@ DEFAULTS: dict[str, Any] = {
 #: Widget keys of the file selection on the home page; they travel in links and Export.
 SWITCH_KEYS = {name: f"files_{name}" for name in SWITCHES}
 GLOB_KEYS = {"include": "files_include", "exclude": "files_exclude"}
+LANGUAGES_KEY = "files_languages"  # a multiselect; empty = every language
+LANGUAGE_NAMES = sorted(CHUNKABLE_LANGUAGES)
 #: Widget keys whose values survive a page switch.
 KEPT_KEYS = (
     *DEFAULTS,
     *SWITCH_KEYS.values(),
     *GLOB_KEYS.values(),
+    LANGUAGES_KEY,
     *("preset", "source", "sample", "local_path", "file", "query", "k", "target"),
 )
 SOURCES = ("Sample repository", "Upload a zip", "Local path")
@@ -300,6 +303,7 @@ def apply_selection() -> None:
         selection = FileSelection(
             include=_globs(ss.get(GLOB_KEYS["include"], "")),
             exclude=_globs(ss.get(GLOB_KEYS["exclude"], "")),
+            languages=tuple(ss.get(LANGUAGES_KEY, ())),
             **{name: bool(ss.get(key, False)) for name, key in SWITCH_KEYS.items()},
         )
         ss["selection_error"] = ""
@@ -742,7 +746,7 @@ def apply_url_params() -> list[str]:
                 st.session_state["sample" if kind == "sample" else "local_path"] = value
             except (ValueError, OSError) as exc:  # IngestError is a ValueError
                 problems.append(f"could not open {repo!r}: {exc}")
-    if any(params.get(name) is not None for name in ("with", "include", "exclude")):
+    if any(params.get(name) is not None for name in ("with", "include", "exclude", "languages")):
         problems += _selection_from_link(params)
     for name, (key, allowed) in URL_KEYS.items():
         raw = params.get(name)
@@ -762,9 +766,15 @@ def apply_url_params() -> list[str]:
 
 
 def _selection_from_link(params: Any) -> list[str]:
-    """``with=tests,vendored``, ``include=src/**``, ``exclude=a,b``: the file selection."""
+    """``with=tests,vendored``, ``include=src/**``, ``exclude=a,b``,
+    ``languages=python,go``: the file selection."""
     ss = st.session_state
     problems = []
+    languages = parse_languages(params.get("languages") or "")
+    for name in languages:
+        if name not in CHUNKABLE_LANGUAGES:
+            problems.append(f"ignored languages={name!r} (one of {', '.join(LANGUAGE_NAMES)})")
+    ss[LANGUAGES_KEY] = [name for name in languages if name in CHUNKABLE_LANGUAGES]
     switched = _globs(params.get("with") or "")
     for name in switched:
         if name not in SWITCH_KEYS:
@@ -789,6 +799,7 @@ def write_url_params(values: dict[str, object]) -> None:
     params["with"] = ",".join(name for name in SWITCH_KEYS if getattr(selection, name))
     params["include"] = ",".join(selection.include)
     params["exclude"] = ",".join(selection.exclude)
+    params["languages"] = ",".join(selection.languages)
     params.update(values)
     st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})
 
