@@ -1,0 +1,241 @@
+"""Index builds in the background: one thread per repository + settings + model,
+shared by everyone who asks for it, resumable through the embedding cache.
+
+A dashboard script run must not own a build: a widget change reruns the script and
+would throw the work away. A ``BuildManager`` (one per process) keeps each build by
+its key; whoever asks for the same key gets the same ``IndexBuild`` and its progress.
+The build embeds in batches through a ``CachedEmbedder`` (each batch committed to the
+cache as it is done), so a cancelled, idle-stopped or killed build resumed later embeds
+nothing twice. A build nobody has asked about for ``idle_after`` seconds stops.
+No streamlit here: the pages poll ``IndexBuild.progress()`` and ``IndexBuild.index()``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nexus.embedding import COMMIT_EVERY, CachedEmbedder
+from nexus.index import Hit, VectorIndex
+from nexus.lexical import LexicalIndex
+from nexus.types import Chunk
+
+#: Seconds without a ``touch`` after which a build stops (the browser has gone).
+IDLE_AFTER = 120.0
+
+QUEUED, LOADING, EMBEDDING = "queued", "loading the embedding model", "embedding"
+DONE, CANCELLED, IDLE, FAILED = "done", "cancelled", "stopped (nobody waiting)", "failed"
+RUNNING_PHASES = (QUEUED, LOADING, EMBEDDING)
+
+
+@dataclass(frozen=True)
+class BuildProgress:
+    """What a build has done so far (a snapshot; the build goes on)."""
+
+    phase: str
+    done: int  # chunks whose vectors are in the index so far
+    total: int
+    embedded: int  # of those, texts the model embedded (the rest came from the cache)
+    rate: float | None  # chunks per second since embedding began
+    error: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.phase in RUNNING_PHASES
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the current rate (None before the first batch)."""
+        if not self.rate:
+            return None
+        return (self.total - self.done) / self.rate
+
+
+class IndexBuild:
+    """Embeds ``chunks`` batch by batch on a thread into a growing ``VectorIndex``.
+
+    Args:
+        chunks: what to index (their ``embedding_text`` is embedded).
+        embedder: a ``CachedEmbedder``: every batch reaches the cache before the next.
+        batch: chunks per batch (one cache commit each).
+        idle_after: stop when ``touch`` has not been called for this many seconds.
+        clock: seconds, monotonic (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        chunks: Sequence[Chunk],
+        embedder: CachedEmbedder,
+        batch: int = COMMIT_EVERY,
+        idle_after: float = IDLE_AFTER,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.chunks = tuple(chunks)
+        self.embedder = embedder
+        self.batch = batch
+        self.idle_after = idle_after
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._seen = clock()
+        self._vectors: list[np.ndarray] = []
+        self._done = self._embedded = 0
+        self._phase, self._error = QUEUED, ""
+        self._began: float | None = None
+        self._snapshot: VectorIndex | None = None
+        self._keywords: LexicalIndex | None = None
+        self._thread = threading.Thread(target=self._run, name="nexus-index-build", daemon=True)
+
+    def start(self) -> IndexBuild:
+        self._thread.start()
+        return self
+
+    def touch(self) -> None:
+        """Someone still wants this build (a page polled it)."""
+        self._seen = self._clock()
+
+    def cancel(self) -> None:
+        """Stop after the batch in flight (it is committed to the cache)."""
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def progress(self) -> BuildProgress:
+        with self._lock:
+            rate = None
+            if self._began is not None and self._done:
+                elapsed = self._clock() - self._began
+                rate = self._done / elapsed if elapsed > 0 else None
+            return BuildProgress(
+                self._phase, self._done, len(self.chunks), self._embedded, rate, self._error
+            )
+
+    def index(self) -> VectorIndex | None:
+        """The chunks embedded so far, searchable (None before the first batch).
+
+        Rebuilt only when batches were added since the last call, so polling is cheap.
+        """
+        with self._lock:
+            done, vectors = self._done, list(self._vectors)
+            if self._snapshot is not None and len(self._snapshot) == done:
+                return self._snapshot
+        if not done:
+            return None
+        vectors_so_far = np.concatenate(vectors)
+        snapshot = VectorIndex.build(self.chunks[:done], vectors_so_far, self.embedder.name)
+        with self._lock:
+            self._snapshot = snapshot
+        return snapshot
+
+    def keyword_hits(self, query: str, k: int) -> list[Hit]:
+        """The ``k`` best chunks by keywords (BM25) over *all* chunks: an answer before
+        any vector exists (chunks without a matching term are left out)."""
+        if self._keywords is None:
+            self._keywords = LexicalIndex([c.embedding_text for c in self.chunks])
+        scores = self._keywords.scores(query)
+        order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
+        return [
+            Hit(chunk=self.chunks[i], score=float(scores[i]), rank=rank)
+            for rank, i in enumerate(order, start=1)
+        ]
+
+    def _set_phase(self, phase: str, error: str = "") -> None:
+        with self._lock:
+            self._phase, self._error = phase, error
+
+    def _stop_reason(self) -> str | None:
+        if self._cancel.is_set():
+            return CANCELLED
+        if self._clock() - self._seen > self.idle_after:
+            return IDLE
+        return None
+
+    def _run(self) -> None:
+        try:
+            self._set_phase(LOADING)
+            _ = self.embedder.dim  # loads the model (minutes on a busy machine)
+            with self._lock:
+                self._phase, self._began = EMBEDDING, self._clock()
+            for start in range(0, len(self.chunks), self.batch):
+                reason = self._stop_reason()
+                if reason is not None:
+                    self._set_phase(reason)
+                    return
+                part = self.chunks[start : start + self.batch]
+                vectors = self.embedder.encode([c.embedding_text for c in part])
+                with self._lock:
+                    self._vectors.append(vectors)
+                    self._done += len(part)
+                    self._embedded += self.embedder.last_misses
+            self._set_phase(DONE)
+        except Exception as exc:  # shown on the page; the cache keeps what was committed
+            self._set_phase(FAILED, f"{type(exc).__name__}: {exc}")
+
+
+class BuildManager:
+    """The process's builds by key (repository content + chunk settings + model).
+
+    ``request`` returns the running or finished build for a key, or starts one: a
+    build that stopped because nobody was waiting or that failed is started again
+    (the cache makes that a resume); a cancelled one only when ``resume=True``.
+    """
+
+    def __init__(
+        self,
+        idle_after: float = IDLE_AFTER,
+        batch: int = COMMIT_EVERY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.idle_after = idle_after
+        self.batch = batch
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._builds: dict[Hashable, IndexBuild] = {}
+
+    def get(self, key: Hashable) -> IndexBuild | None:
+        """The build for ``key`` if one was requested (touched: someone is looking)."""
+        with self._lock:
+            build = self._builds.get(key)
+        if build is not None:
+            build.touch()
+        return build
+
+    def request(
+        self,
+        key: Hashable,
+        chunks: Callable[[], Sequence[Chunk]],
+        embedder: CachedEmbedder,
+        resume: bool = False,
+    ) -> IndexBuild:
+        """The build for ``key``, started if needed (``chunks()`` is called only then)."""
+        with self._lock:
+            build = self._builds.get(key)
+            phase = build.progress().phase if build is not None else None
+            again = phase in (IDLE, FAILED) or (phase == CANCELLED and resume)
+            if build is None or again:
+                build = IndexBuild(
+                    chunks(), embedder, self.batch, idle_after=self.idle_after, clock=self._clock
+                )
+                self._builds[key] = build.start()
+        build.touch()
+        return build
+
+    def forget(self, key: Hashable) -> None:
+        """Drop a finished build (its index is then rebuilt from the cache on request)."""
+        with self._lock:
+            build = self._builds.pop(key, None)
+        if build is not None:
+            build.cancel()
+
+    def builds(self) -> list[IndexBuild]:
+        with self._lock:
+            return list(self._builds.values())

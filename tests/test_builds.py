@@ -1,0 +1,162 @@
+"""Background index builds: batches reach the cache as they go, a resumed build
+embeds nothing twice, requesters share one build, an idle build stops."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import make_chunk
+
+from nexus import builds
+from nexus.embedding import CachedEmbedder, EmbeddingCache
+from nexus.ui.fake_embedder import HashingEmbedder
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Counts the texts it embeds; each ``encode`` waits for one ``release``."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=16)
+        self.embedded: list[str] = []
+        self.gate = threading.Semaphore(0)
+        self.waiting = threading.Semaphore(0)
+
+    def encode(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        self.waiting.release()
+        assert self.gate.acquire(timeout=10)
+        self.embedded.extend(texts)
+        return super().encode(texts, progress)
+
+    def step(self) -> None:
+        """Let one batch through, once the build is waiting for it."""
+        assert self.waiting.acquire(timeout=10)
+        self.gate.release()
+
+
+CHUNKS = [make_chunk(f"f{i}", text=f"function f{i}() {{ return {i} }}") for i in range(10)]
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> EmbeddingCache:
+    return EmbeddingCache(tmp_path / "cache")
+
+
+def test_a_build_commits_each_batch_and_ends_searchable(cache: EmbeddingCache) -> None:
+    inner = HashingEmbedder(dim=16)
+    build = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3).start()
+    build.join(10)
+    progress = build.progress()
+    assert (progress.phase, progress.done, progress.total) == ("done", 10, 10)
+    assert progress.embedded == 10
+    assert cache.count(inner.name) == 10
+    index = build.index()
+    assert index is not None and len(index) == 10
+    assert index.search(inner.encode([CHUNKS[4].embedding_text])[0], 1)[0].chunk.id == "f4"
+
+
+def test_cancelled_build_resumed_embeds_nothing_twice(cache: EmbeddingCache) -> None:
+    inner = GatedEmbedder()
+    build = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3).start()
+    inner.step()
+    inner.step()
+    assert inner.waiting.acquire(timeout=10)  # the third batch is waiting: cancel it
+    build.cancel()
+    inner.gate.release()
+    build.join(10)
+    partial = build.progress()
+    assert partial.phase == "cancelled" and partial.done == 9
+    assert len(build.index() or []) == 9  # the partial index answers queries
+    assert cache.count(inner.name) == 9
+
+    resumed = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3).start()
+    inner.step()  # the only batch with a text the cache lacks
+    resumed.join(10)
+    assert resumed.progress().phase == "done"
+    assert resumed.progress().embedded == 1
+    assert len(inner.embedded) == len(set(inner.embedded)) == 10  # none embedded twice
+
+
+def test_two_requesters_share_one_build(cache: EmbeddingCache) -> None:
+    manager = builds.BuildManager()
+    inner = HashingEmbedder(dim=16)
+    asked: list[int] = []
+
+    def chunks() -> list:
+        asked.append(1)
+        return CHUNKS
+
+    first = manager.request("key", chunks, CachedEmbedder(inner, cache))
+    second = manager.request("key", chunks, CachedEmbedder(inner, cache))
+    assert first is second and asked == [1]
+    assert manager.get("key") is first
+    first.join(10)
+    assert manager.request("key", chunks, CachedEmbedder(inner, cache)) is first
+
+
+def test_a_build_nobody_asks_about_stops_and_a_request_resumes_it(
+    cache: EmbeddingCache,
+) -> None:
+    now = [0.0]
+    manager = builds.BuildManager(idle_after=60, batch=3, clock=lambda: now[0])
+    inner = GatedEmbedder()
+    build = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache))
+    inner.step()
+    assert inner.waiting.acquire(timeout=10)
+    now[0] = 61.0  # nobody touched it for a minute
+    inner.gate.release()
+    build.join(10)
+    assert build.progress().phase == builds.IDLE
+    assert build.progress().done == 6
+
+    again = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache))
+    assert again is not build
+    inner.step()
+    inner.step()
+    again.join(10)
+    assert again.progress().phase == "done" and again.progress().embedded == 4
+    assert len(inner.embedded) == len(set(inner.embedded)) == 10
+
+
+def test_cancelled_build_is_not_restarted_unless_resumed(cache: EmbeddingCache) -> None:
+    manager = builds.BuildManager(batch=3)
+    inner = GatedEmbedder()
+    build = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache))
+    assert inner.waiting.acquire(timeout=10)
+    build.cancel()
+    inner.gate.release()
+    build.join(10)
+    assert build.progress().phase == "cancelled"
+    assert manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache)) is build
+    resumed = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache), resume=True)
+    assert resumed is not build
+    for _ in range(3):
+        inner.step()
+    resumed.join(10)
+    assert resumed.progress().phase == "done"
+    assert len(inner.embedded) == 10
+
+
+def test_a_failing_embedder_is_reported(cache: EmbeddingCache) -> None:
+    class Broken(HashingEmbedder):
+        def encode(self, texts, progress=None):
+            raise RuntimeError("model crashed")
+
+    build = builds.IndexBuild(CHUNKS, CachedEmbedder(Broken(), cache)).start()
+    build.join(10)
+    assert build.progress().phase == "failed" and "model crashed" in build.progress().error
+
+
+def test_keyword_hits_answer_before_any_vector(cache: EmbeddingCache) -> None:
+    inner = GatedEmbedder()
+    chunks = [*CHUNKS, make_chunk("pay", text="function refundPayment(payment) {}")]
+    build = builds.IndexBuild(chunks, CachedEmbedder(inner, cache), batch=3).start()
+    assert build.index() is None  # nothing embedded yet
+    hits = build.keyword_hits("refund payment", 3)
+    assert [h.chunk.id for h in hits] == ["pay"] and hits[0].rank == 1
+    build.cancel()
+    inner.step()
+    build.join(10)
