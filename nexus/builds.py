@@ -27,8 +27,12 @@ from nexus.types import Chunk
 #: Seconds without a ``touch`` after which a build stops (the browser has gone).
 IDLE_AFTER = 120.0
 
+#: The name of every build thread.
+BUILD_THREAD = "nexus-index-build"
+
 QUEUED, LOADING, EMBEDDING = "queued", "loading the embedding model", "embedding"
 DONE, CANCELLED, IDLE, FAILED = "done", "cancelled", "stopped (nobody waiting)", "failed"
+OPENED = "opened the saved index"
 RUNNING_PHASES = (QUEUED, LOADING, EMBEDDING)
 
 
@@ -48,6 +52,11 @@ class BuildProgress:
         return self.phase in RUNNING_PHASES
 
     @property
+    def complete(self) -> bool:
+        """Every chunk is in the index (built here, or a saved index opened)."""
+        return self.phase in (DONE, OPENED)
+
+    @property
     def fraction(self) -> float:
         return self.done / self.total if self.total else 1.0
 
@@ -57,6 +66,33 @@ class BuildProgress:
         if not self.rate:
             return None
         return (self.total - self.done) / self.rate
+
+    def summary(self) -> str:
+        """One line for people: phase, chunks done, speed, time left, cache share."""
+        if self.phase in (QUEUED, LOADING):
+            return f"{self.phase.capitalize()}… ({self.total:,} chunks to index)"
+        if self.phase == OPENED:
+            return f"{self.phase} ({self.total:,} chunks, nothing embedded)"
+        parts = [self.phase, f"{self.done:,}/{self.total:,} chunks ({self.fraction:.0%})"]
+        if self.rate:
+            parts.append(f"{self.rate:,.1f} chunks/s")
+        if self.running and self.eta_s is not None:
+            parts.append(f"about {_duration(self.eta_s)} left")
+        parts.append(
+            f"{self.embedded:,} embedded by the model, {self.done - self.embedded:,} from the cache"
+        )
+        if self.error:
+            parts.append(self.error)
+        return " · ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min``, ``1 h 05 min``."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
 
 
 class IndexBuild:
@@ -68,6 +104,7 @@ class IndexBuild:
         batch: chunks per batch (one cache commit each).
         idle_after: stop when ``touch`` has not been called for this many seconds.
         clock: seconds, monotonic (tests pass a fake one).
+        on_done: called with the finished index (the dashboard saves it).
     """
 
     def __init__(
@@ -77,8 +114,10 @@ class IndexBuild:
         batch: int = COMMIT_EVERY,
         idle_after: float = IDLE_AFTER,
         clock: Callable[[], float] = time.monotonic,
+        on_done: Callable[[VectorIndex], object] | None = None,
     ) -> None:
         self.chunks = tuple(chunks)
+        self.on_done = on_done
         self.embedder = embedder
         self.batch = batch
         self.idle_after = idle_after
@@ -92,10 +131,18 @@ class IndexBuild:
         self._began: float | None = None
         self._snapshot: VectorIndex | None = None
         self._keywords: LexicalIndex | None = None
-        self._thread = threading.Thread(target=self._run, name="nexus-index-build", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=BUILD_THREAD, daemon=True)
+
+    @classmethod
+    def opened(cls, index: VectorIndex, embedder: CachedEmbedder) -> IndexBuild:
+        """A finished build around a saved index (no thread, nothing embedded)."""
+        build = cls(index.chunks, embedder)
+        build._done, build._phase, build._snapshot = len(index), OPENED, index
+        return build
 
     def start(self) -> IndexBuild:
-        self._thread.start()
+        if self._phase == QUEUED:
+            self._thread.start()
         return self
 
     def touch(self) -> None:
@@ -107,7 +154,8 @@ class IndexBuild:
         self._cancel.set()
 
     def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
 
     def progress(self) -> BuildProgress:
         with self._lock:
@@ -176,6 +224,9 @@ class IndexBuild:
                     self._vectors.append(vectors)
                     self._done += len(part)
                     self._embedded += self.embedder.last_misses
+            index = self.index()
+            if self.on_done is not None and index is not None:
+                self.on_done(index)
             self._set_phase(DONE)
         except Exception as exc:  # shown on the page; the cache keeps what was committed
             self._set_phase(FAILED, f"{type(exc).__name__}: {exc}")
@@ -187,6 +238,8 @@ class BuildManager:
     ``request`` returns the running or finished build for a key, or starts one: a
     build that stopped because nobody was waiting or that failed is started again
     (the cache makes that a resume); a cancelled one only when ``resume=True``.
+    ``wait_s`` makes ``request`` wait that long for a build to finish (AppTests,
+    which look at one script run, use it).
     """
 
     def __init__(
@@ -194,9 +247,11 @@ class BuildManager:
         idle_after: float = IDLE_AFTER,
         batch: int = COMMIT_EVERY,
         clock: Callable[[], float] = time.monotonic,
+        wait_s: float | None = None,
     ) -> None:
         self.idle_after = idle_after
         self.batch = batch
+        self.wait_s = wait_s
         self._clock = clock
         self._lock = threading.Lock()
         self._builds: dict[Hashable, IndexBuild] = {}
@@ -215,18 +270,35 @@ class BuildManager:
         chunks: Callable[[], Sequence[Chunk]],
         embedder: CachedEmbedder,
         resume: bool = False,
+        saved: Callable[[], VectorIndex | None] | None = None,
+        on_done: Callable[[VectorIndex], object] | None = None,
     ) -> IndexBuild:
-        """The build for ``key``, started if needed (``chunks()`` is called only then)."""
+        """The build for ``key``, started if needed (``chunks()`` is called only then).
+
+        ``saved()`` may return a saved index of the same content: it is then opened,
+        not built; ``on_done(index)`` is called when a build finishes.
+        """
         with self._lock:
             build = self._builds.get(key)
             phase = build.progress().phase if build is not None else None
             again = phase in (IDLE, FAILED) or (phase == CANCELLED and resume)
             if build is None or again:
-                build = IndexBuild(
-                    chunks(), embedder, self.batch, idle_after=self.idle_after, clock=self._clock
-                )
+                found = saved() if saved is not None else None
+                if found is not None:
+                    build = IndexBuild.opened(found, embedder)
+                else:
+                    build = IndexBuild(
+                        chunks(),
+                        embedder,
+                        self.batch,
+                        self.idle_after,
+                        self._clock,
+                        on_done,
+                    )
                 self._builds[key] = build.start()
         build.touch()
+        if self.wait_s is not None:
+            build.join(self.wait_s)
         return build
 
     def forget(self, key: Hashable) -> None:

@@ -1,4 +1,9 @@
-"""Search: one query against the line-based and the AST index, side by side."""
+"""Search: one query against the line-based and the AST index, side by side.
+
+The indexes are built in the background (``nexus.builds`` via ``state.index_build``):
+the page answers at once with keyword hits and the vectors embedded so far, and
+redraws every second until the builds are done.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,11 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from nexus import builds
+from nexus.builds import IndexBuild
 from nexus.embedding import ModelUnavailableError
-from nexus.evaluation import QueryOutcome, Target, target_mask
-from nexus.index import VectorIndex
+from nexus.evaluation import QueryOutcome, Target, score_query, target_mask
+from nexus.index import Hit, VectorIndex
 from nexus.languages import lexer_name
 from nexus.types import Chunk
 from nexus.ui import render, safe, state
@@ -22,16 +29,16 @@ if not state.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
-refresh = st.button("Rebuild indexes", key="refresh", help="Re-chunk and re-index (cache kept).")
+refresh = st.button(
+    "Rebuild indexes", key="refresh", help="Re-chunk and re-index (the embedding cache is kept)."
+)
+if refresh:
+    state.forget_builds(repo, config)
 try:
-    engine = state.side_by_side(repo, config, refresh=refresh)
+    state.index_build(repo, config, "ast", rebuild=refresh)
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
-st.caption(
-    f"{len(engine.lines_index)} line-based and {len(engine.ast_index)} AST chunks indexed with "
-    f"{safe.code(engine.embedder.name)}; {state.build_note()}."
-)
 
 left, right = st.columns([3, 1])
 query = left.text_input(
@@ -53,17 +60,17 @@ target_id = st.selectbox(
     ),
 )
 target = targets.get(target_id) if target_id else None
+lines_now = st.checkbox(
+    "Build the line-based index now",
+    key="lines_now",
+    help="The AST index is built first; the line-based one starts when it is done, "
+    "or now when ticked (both then share the machine).",
+)
 state.write_url_params({})
-if not query.strip():
-    st.info("Type a query to search both indexes. The URL keeps query and settings, for sharing.")
-    st.stop()
-
-result = engine.query(query, k=k, target=target, lexical_weight=config.lexical_weight)
-vector = engine.embedder.encode([query])[0]
 
 
 def score_chart(
-    index: VectorIndex, outcome: QueryOutcome, target: Target | None, key: str
+    index: VectorIndex, vector: np.ndarray, outcome: QueryOutcome, target: Target | None, key: str
 ) -> list[tuple[Chunk, float]]:
     """Every chunk's score, with the top k and the target chunks marked; returns the
     chunks the user clicked (a marker, or a bar: the chunks in that score range)."""
@@ -138,32 +145,113 @@ def show_picked(picked: list[tuple[Chunk, float]]) -> None:
             st.code(chunk.text, language=lexer_name(chunk.language))
 
 
-columns = st.container(key="nx_stack_results").columns(2)
-sides = (
-    (f"Line-based (windows of {config.line_window} lines)", result.lines, engine.lines_index),
-    (f"AST (max {config.max_tokens} tokens)", result.ast, engine.ast_index),
-)
-for column, (title, outcome, index) in zip(columns, sides, strict=True):
-    with column:
-        st.markdown(f"#### {title}")
-        if target is not None:
-            m1, m2, m3 = st.container(key=f"nx_metrics_{title[:3]}").columns(3)
-            rank = str(outcome.rank) if outcome.rank else f">{k} (#{outcome.full_rank})"
-            m1.metric("Target rank", rank if outcome.full_rank else "no target chunk")
-            m2.metric("Target score", f"{outcome.score:.3f}" if outcome.score is not None else "–")
-            m3.metric(
-                "Margin",
-                f"{outcome.margin:+.3f}" if outcome.margin is not None else "–",
-                help="Best target score minus best other score; negative: a wrong chunk wins.",
-            )
-        show_picked(score_chart(index, outcome, target, key=f"scores_{title[:3]}"))
-        for hit in outcome.hits:
-            chunk = hit.chunk
-            hit_target = target is not None and target_mask([chunk], target)[0]
-            mark = " · :green-badge[target]" if hit_target else ""
-            st.markdown(
-                f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
-                f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"
-            )
-            preview = "\n".join(chunk.text.splitlines()[:10])
-            st.code(preview, language=lexer_name(chunk.language))
+def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
+    """The AST build, and the line-based one once the AST one is done (or when asked)."""
+    ast_build = state.index_build(repo, config, "ast", rebuild=refresh)
+    if lines_now or ast_build.progress().complete:
+        return ast_build, state.index_build(repo, config, "lines", rebuild=refresh)
+    return ast_build, None
+
+
+def show_progress(label: str, build: IndexBuild, key: str) -> None:
+    """The build's progress bar, with a cancel button while it runs, resume once cancelled."""
+    progress = build.progress()
+    text = f"{label}: {safe.md(progress.summary())}"
+    if progress.running:
+        bar, button = st.columns([5, 1])
+        bar.progress(progress.fraction, text=text)
+        if button.button("Cancel", key=f"cancel_{key}", help="Stop after the batch in flight."):
+            build.cancel()
+    elif progress.phase == builds.CANCELLED:
+        st.warning(text)
+        if st.button("Resume", key=f"resume_{key}", help="Go on; cached batches are kept."):
+            state.index_build(repo, config, key, resume=True)
+            st.rerun()
+    elif progress.phase == builds.FAILED:
+        st.error(text)
+    else:
+        st.caption(text)
+
+
+def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None) -> None:
+    for hit in hits:
+        chunk = hit.chunk
+        hit_target = target is not None and target_mask([chunk], target)[0]
+        mark = " · :green-badge[target]" if hit_target else ""
+        st.markdown(
+            f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
+            f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"
+        )
+        preview = "\n".join(chunk.text.splitlines()[:10])
+        st.code(preview, language=lexer_name(chunk.language))
+
+
+def show_side(title: str, build: IndexBuild, key: str) -> None:
+    """One index's answer: dense (+ keyword) over what is embedded; while the build runs,
+    also keyword (BM25) hits over every chunk, and the answer is marked partial."""
+    st.markdown(f"#### {title}")
+    progress = build.progress()
+    index = build.index()
+    model_ready = progress.phase not in (builds.QUEUED, builds.LOADING)
+    if not progress.complete:
+        st.warning(
+            f"Partial: {progress.done:,} of {progress.total:,} chunks embedded so far "
+            f"({progress.phase}); keyword (BM25) results cover all chunks."
+        )
+        st.markdown("**Keyword (BM25), all chunks**")
+        show_hits(build.keyword_hits(query, k), target)
+        if index is None or not model_ready:
+            return
+        st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
+    if index is None:  # a repository without chunks
+        return
+    vector = build.embedder.encode([query])[0]
+    outcome = score_query(
+        index, vector, target, k, text=query, lexical_weight=config.lexical_weight
+    )
+    if target is not None:
+        m1, m2, m3 = st.container(key=f"nx_metrics_{key}").columns(3)
+        rank = str(outcome.rank) if outcome.rank else f">{k} (#{outcome.full_rank})"
+        m1.metric("Target rank", rank if outcome.full_rank else "no target chunk")
+        m2.metric("Target score", f"{outcome.score:.3f}" if outcome.score is not None else "–")
+        m3.metric(
+            "Margin",
+            f"{outcome.margin:+.3f}" if outcome.margin is not None else "–",
+            help="Best target score minus best other score; negative: a wrong chunk wins.",
+        )
+    show_picked(score_chart(index, vector, outcome, target, key=f"scores_{key}"))
+    show_hits(outcome.hits, target)
+
+
+def any_running() -> bool:
+    return any(b is not None and b.progress().running for b in current_builds())
+
+
+RUNNING_AT_START = any_running()
+
+
+@st.fragment(run_every=1.0 if RUNNING_AT_START else None)
+def results() -> None:
+    """Progress and answers, redrawn every second while a build runs (widgets stay live)."""
+    ast_build, lines_build = current_builds()
+    show_progress("AST index", ast_build, "ast")
+    if lines_build is not None:
+        show_progress("Line-based index", lines_build, "lines")
+    if RUNNING_AT_START and not any_running():
+        st.rerun()  # all done: redraw the page once, without the timer
+    if not query.strip():
+        st.info("Type a query to search. The URL keeps query and settings, for sharing.")
+        return
+    columns = st.container(key="nx_stack_results").columns(2)
+    with columns[0]:
+        title = f"Line-based (windows of {config.line_window} lines)"
+        if lines_build is None:
+            st.markdown(f"#### {title}")
+            st.info("Built when the AST index is done (or tick “Build the line-based index now”).")
+        else:
+            show_side(title, lines_build, "lines")
+    with columns[1]:
+        show_side(f"AST (max {config.max_tokens} tokens)", ast_build, "ast")
+
+
+results()

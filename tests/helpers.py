@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Sequence
 
+import numpy as np
+
+from nexus.builds import BUILD_THREAD
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.config import DEFAULT_ENCODING
 from nexus.types import Category, Chunk, FileInfo, SourceFile
+from nexus.ui.fake_embedder import HashingEmbedder
 
 
 def make_source(
@@ -118,3 +124,25 @@ def hostile_files() -> dict[str, bytes]:
         "__dunder_name__.js": b"function __dunder_name__() {\n  return 1;\n}\n",
         "queries.jsonl": "".join(json.dumps(q) + "\n" for q in queries).encode(),
     }
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Counts the texts a build embeds; each batch waits for one ``step``."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=16)
+        self.embedded: list[str] = []
+        self.gate = threading.Semaphore(0)
+        self.waiting = threading.Semaphore(0)
+
+    def encode(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        if threading.current_thread().name == BUILD_THREAD:  # queries pass freely
+            self.waiting.release()
+            assert self.gate.acquire(timeout=30)
+            self.embedded.extend(texts)
+        return super().encode(texts, progress)
+
+    def step(self) -> None:
+        """Let one batch through, once the build is waiting for it."""
+        assert self.waiting.acquire(timeout=30)
+        self.gate.release()

@@ -3,39 +3,14 @@ embeds nothing twice, requesters share one build, an idle build stops."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
-from helpers import make_chunk
+from helpers import GatedEmbedder, make_chunk
 
 from nexus import builds
 from nexus.embedding import CachedEmbedder, EmbeddingCache
 from nexus.ui.fake_embedder import HashingEmbedder
-
-
-class GatedEmbedder(HashingEmbedder):
-    """Counts the texts it embeds; each ``encode`` waits for one ``release``."""
-
-    def __init__(self) -> None:
-        super().__init__(dim=16)
-        self.embedded: list[str] = []
-        self.gate = threading.Semaphore(0)
-        self.waiting = threading.Semaphore(0)
-
-    def encode(self, texts: Sequence[str], progress=None) -> np.ndarray:
-        self.waiting.release()
-        assert self.gate.acquire(timeout=10)
-        self.embedded.extend(texts)
-        return super().encode(texts, progress)
-
-    def step(self) -> None:
-        """Let one batch through, once the build is waiting for it."""
-        assert self.waiting.acquire(timeout=10)
-        self.gate.release()
-
 
 CHUNKS = [make_chunk(f"f{i}", text=f"function f{i}() {{ return {i} }}") for i in range(10)]
 
@@ -160,3 +135,13 @@ def test_keyword_hits_answer_before_any_vector(cache: EmbeddingCache) -> None:
     build.cancel()
     inner.step()
     build.join(10)
+
+
+def test_progress_summary_tells_phase_speed_and_time_left() -> None:
+    loading = builds.BuildProgress(builds.LOADING, 0, 500, 0, None)
+    assert loading.summary().startswith("Loading the embedding model")
+    running = builds.BuildProgress(builds.EMBEDDING, 100, 500, 60, rate=4.0)
+    text = running.summary()
+    assert "100/500 chunks (20%)" in text and "4.0 chunks/s" in text
+    assert "about 2 min left" in text and "40 from the cache" in text
+    assert "left" not in builds.BuildProgress(builds.DONE, 500, 500, 0, 4.0).summary()

@@ -21,6 +21,7 @@ from typing import Any
 import streamlit as st
 
 from nexus import footprint
+from nexus.builds import BuildManager, IndexBuild
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
@@ -47,6 +48,7 @@ from nexus.sources import (
     open_repository,
 )
 from nexus.store import (
+    IndexIdentity,
     IndexStore,
     chunk_and_embed,
     files_digest,
@@ -563,9 +565,14 @@ def get_embedder(words_view: bool = True) -> Embedder:
 
 
 @st.cache_resource(show_spinner=False)
+def _embedding_cache(folder: str | None) -> EmbeddingCache:
+    return EmbeddingCache(folder)
+
+
 def embedding_cache() -> EmbeddingCache:
-    """The on-disk cache: only chunks whose text changed are embedded again."""
-    return EmbeddingCache(os.environ.get(CACHE_ENV) or None)
+    """The on-disk cache (``NEXUS_CACHE_DIR``): only chunks whose text changed are embedded
+    again."""
+    return _embedding_cache(os.environ.get(CACHE_ENV) or None)
 
 
 def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
@@ -621,6 +628,59 @@ def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -
 
     st.session_state["index_key"] = key
     return cached(key, build, _side_by_side_bytes)
+
+
+#: The process's background index builds, shared by every session (see ``nexus.builds``).
+BUILDS = BuildManager()
+
+
+def _build_key(repo: Repository, config: ChunkConfig, strategy: str) -> tuple[str, ...]:
+    embedder = get_embedder(config.words_view)
+    return ("build", repo_key(), _index_settings(config.with_(strategy=strategy)), embedder.name)
+
+
+def index_build(
+    repo: Repository,
+    config: ChunkConfig,
+    strategy: str = "ast",
+    resume: bool = False,
+    rebuild: bool = False,
+) -> IndexBuild:
+    """The background build of the repository's ``strategy`` index under ``config``:
+    started on the first request, shared by every session, kept across reruns (the
+    keyword weight is not part of its key). A saved index of the same files, settings
+    and model is opened instead (unless ``rebuild``); a finished build is saved.
+    ``resume`` restarts a cancelled one.
+
+    Raises ``ModelUnavailableError`` when the model is missing.
+    """
+    chosen = config.with_(strategy=strategy)
+    embedder = get_embedder(config.words_view)
+    with_cache = CachedEmbedder(embedder, embedding_cache())
+    store = IndexStore(embedding_cache().folder / "indexes")
+
+    def identity() -> IndexIdentity:
+        digest = cached(
+            ("files_digest", repo_key()), lambda: files_digest(repo.source_files()), lambda _: 300
+        )
+        return identity_for(repo.name, digest, chosen, embedder.name)
+
+    return BUILDS.request(
+        _build_key(repo, config, strategy),
+        lambda: repo_chunks(repo, chosen),
+        with_cache,
+        resume,
+        saved=None if rebuild else lambda: store.open(identity()),
+        on_done=lambda index: store.save(index, identity()),
+    )
+
+
+def forget_builds(repo: Repository, config: ChunkConfig) -> None:
+    """Drop both builds of these settings: the next request re-chunks and re-indexes
+    (the embedding cache makes that quick)."""
+    for strategy in ("ast", "lines"):
+        BUILDS.forget(_build_key(repo, config, strategy))
+        memory().discard(("chunks", repo_key(), _index_settings(config.with_(strategy=strategy))))
 
 
 def _side_by_side_bytes(engine: SideBySide) -> int:

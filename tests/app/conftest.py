@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from nexus.builds import BuildManager
+from nexus.ui import state
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {
     "home": "app.py",
@@ -25,6 +28,8 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NEXUS_UI_EMBEDDER", "fake")
     monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(ROOT)
+    # A fresh set of builds per test; each finishes before the script run goes on.
+    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60))
 
 
 @pytest.fixture

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import GatedEmbedder
 from ui_helpers import shown
 
+from nexus.builds import BuildManager
 from nexus.embedding import ModelUnavailableError
 from nexus.ui import state
 
@@ -74,26 +76,86 @@ def test_keyword_weight_changes_the_scores_without_rebuilding(page) -> None:
     at.text_input(key="query").input("copy object delete original").run()
     at.slider(key="lexical_pct").set_value(0).run()
     dense = [m.value for m in at.markdown if m.value.startswith("**1.**")]
-    built = [key for key in state.memory().oldest_first() if key[0] == "index"]
-    assert built
+    built = state.BUILDS.builds()
+    assert len(built) == 2
     at.slider(key="lexical_pct").set_value(50).run()
     assert not at.exception
     hybrid = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     assert hybrid != dense  # scores now hold half the best keyword score on top
-    assert [
-        key for key in state.memory().oldest_first() if key[0] == "index"
-    ] == built  # no rebuild
+    assert state.BUILDS.builds() == built  # no rebuild
     assert at.query_params["lw"] in ("50", ["50"])
 
 
-def test_saved_indexes_are_opened_not_rebuilt(page) -> None:
+def test_saved_indexes_are_opened_not_rebuilt(page, monkeypatch: pytest.MonkeyPatch) -> None:
     first = page("search").run()
     assert not first.exception
     assert "opened the saved" not in " ".join(c.value for c in first.caption)
-    state.memory().clear()  # as after a server restart: nothing held in memory
+    # As after a server restart: nothing held in memory, no build known.
+    state.memory().clear()
+    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60))
     again = page("search").run()
-    captions = " ".join(c.value for c in again.caption)
-    assert "opened the saved lines index; opened the saved ast index" in captions
+    captions = " ".join(shown(c.value) for c in again.caption)
+    assert "AST index: opened the saved index" in captions
+    assert "Line-based index: opened the saved index" in captions
+
+
+@pytest.fixture
+def gated(monkeypatch: pytest.MonkeyPatch) -> GatedEmbedder:
+    """Builds that go on only when the test lets a batch through (8 chunks a batch)."""
+    embedder = GatedEmbedder()
+    monkeypatch.setattr(state, "EMBEDDER_FACTORY", lambda: embedder)
+    monkeypatch.setattr(state, "BUILDS", BuildManager(batch=8))
+    return embedder
+
+
+def finish(build, embedder: GatedEmbedder) -> None:
+    """Let every remaining batch of ``build`` through."""
+    while build.progress().running:
+        if embedder.waiting.acquire(timeout=1):
+            embedder.gate.release()
+    build.join(30)
+
+
+def test_a_slider_move_during_a_build_does_not_restart_it(page, gated) -> None:
+    at = page("search").run()
+    assert not at.exception
+    (build,) = state.BUILDS.builds()
+    gated.step()
+    gated.step()
+    at.slider(key="lexical_pct").set_value(50).run()
+    at.slider(key="k").set_value(3).run()
+    assert not at.exception
+    assert state.BUILDS.builds() == [build]  # the same build, going on
+    finish(build, gated)
+    assert build.progress().phase == "done"
+    texts = {c.embedding_text for c in build.chunks}
+    assert len(gated.embedded) == len(set(gated.embedded)) == len(texts)  # none twice
+
+
+def test_search_answers_partially_while_the_build_runs(page, gated) -> None:
+    at = page("search").run()
+    (build,) = state.BUILDS.builds()
+    gated.step()
+    assert gated.waiting.acquire(timeout=30)  # one batch in, the second one held
+    at.text_input(key="query").input("copy object delete original").run()
+    assert not at.exception
+    assert any("Partial: 8 of" in shown(w.value) for w in at.warning)
+    assert any("Keyword (BM25)" in m.value for m in at.markdown)
+    assert any("chunks embedded so far" in m.value for m in at.markdown)
+    hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
+    assert len(hits) == 2  # keyword and dense, both in the AST column
+    assert "8/" in shown(at.get("progress")[0].proto.text)
+    at.button(key="cancel_ast").click().run()
+    gated.gate.release()
+    build.join(30)
+    assert build.progress().phase == "cancelled"
+    at.run()
+    assert at.button(key="resume_ast")
+    at.button(key="resume_ast").click().run()
+    resumed = state.BUILDS.builds()[0]
+    assert resumed is not build
+    finish(resumed, gated)
+    assert len(gated.embedded) == len(set(gated.embedded))  # the resume embedded none twice
 
 
 def test_chart_hover_names_file_symbol_and_lines_and_no_emoji_marks(page) -> None:
