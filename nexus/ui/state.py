@@ -48,7 +48,6 @@ from nexus.sources import (
     open_repository,
 )
 from nexus.store import (
-    IndexIdentity,
     IndexStore,
     chunk_and_embed,
     files_digest,
@@ -659,19 +658,17 @@ def index_build(
     with_cache = CachedEmbedder(embedder, embedding_cache())
     store = IndexStore(embedding_cache().folder / "indexes")
 
-    def identity() -> IndexIdentity:
-        digest = cached(
-            ("files_digest", repo_key()), lambda: files_digest(repo.source_files()), lambda _: 300
-        )
-        return identity_for(repo.name, digest, chosen, embedder.name)
-
+    digest = cached(
+        ("files_digest", repo_key()), lambda: files_digest(repo.source_files()), lambda _: 300
+    )
+    identity = identity_for(repo.name, digest, chosen, embedder.name)
     return BUILDS.request(
         _build_key(repo, config, strategy),
         lambda: repo_chunks(repo, chosen),
         with_cache,
         resume,
-        saved=None if rebuild else lambda: store.open(identity()),
-        on_done=lambda index: store.save(index, identity()),
+        saved=None if rebuild else lambda: store.open(identity),
+        on_done=lambda index: store.save(index, identity),
     )
 
 
