@@ -8,10 +8,18 @@ The build embeds in batches through a ``CachedEmbedder`` (each batch committed t
 cache as it is done), so a cancelled, idle-stopped or killed build resumed later embeds
 nothing twice. A build nobody has asked about for ``idle_after`` seconds stops.
 No streamlit here: the pages poll ``IndexBuild.progress()`` and ``IndexBuild.index()``.
+
+Memory: given the server's shared ``ByteLRU``, the manager keeps each build's
+estimated bytes (``IndexBuild.nbytes``: chunks, vectors so far, the searchable
+snapshot, the keyword table) in it as one entry. A running build is never dropped (its
+entry is put back if the budget pushed it out); a finished, cancelled or failed one
+whose entry was pushed out is forgotten at the next request, freeing its memory: its
+saved index (or the embedding cache) brings it back without embedding anything.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -19,9 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nexus import footprint
 from nexus.embedding import COMMIT_EVERY, CachedEmbedder
 from nexus.index import Hit, VectorIndex
 from nexus.lexical import LexicalIndex
+from nexus.lru import ByteLRU
 from nexus.types import Chunk
 
 #: Seconds without a ``touch`` after which a build stops (the browser has gone).
@@ -29,6 +39,12 @@ IDLE_AFTER = 120.0
 
 #: The name of every build thread.
 BUILD_THREAD = "nexus-index-build"
+
+#: While a build runs, the searchable snapshot is rebuilt only once it is this much
+#: behind (rebuilding the graph of 50,000 chunks every second would slow the build).
+SNAPSHOT_GROWTH = 1.25
+
+_SERIALS = itertools.count(1)
 
 QUEUED, LOADING, EMBEDDING = "queued", "loading the embedding model", "embedding"
 DONE, CANCELLED, IDLE, FAILED = "done", "cancelled", "stopped (nobody waiting)", "failed"
@@ -132,12 +148,22 @@ class IndexBuild:
         self._snapshot: VectorIndex | None = None
         self._keywords: LexicalIndex | None = None
         self._thread = threading.Thread(target=self._run, name=BUILD_THREAD, daemon=True)
+        self.serial = next(_SERIALS)  # tells builds of one key apart (who started which)
+        self._base_bytes = footprint.chunks_bytes(self.chunks)
+        self._snapshot_bytes = self._keyword_bytes = 0
 
     @classmethod
     def opened(cls, index: VectorIndex, embedder: CachedEmbedder) -> IndexBuild:
         """A finished build around a saved index (no thread, nothing embedded)."""
-        build = cls(index.chunks, embedder)
+        build = cls((), embedder)
+        build.chunks = index.chunks  # read from the memory-mapped file only when asked
         build._done, build._phase, build._snapshot = len(index), OPENED, index
+        folder = index.folder
+        build._snapshot_bytes = (
+            sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            if folder is not None
+            else footprint.index_bytes(index.chunks, index.dim)
+        )
         return build
 
     def start(self) -> IndexBuild:
@@ -167,28 +193,41 @@ class IndexBuild:
                 self._phase, self._done, len(self.chunks), self._embedded, rate, self._error
             )
 
+    def nbytes(self) -> int:
+        """Estimated memory held: chunks, vectors so far, snapshot and keyword table."""
+        with self._lock:
+            vectors = sum(v.nbytes for v in self._vectors)
+            return self._base_bytes + vectors + self._snapshot_bytes + self._keyword_bytes
+
     def index(self) -> VectorIndex | None:
         """The chunks embedded so far, searchable (None before the first batch).
 
-        Rebuilt only when batches were added since the last call, so polling is cheap.
+        While the build runs, rebuilt only when the chunks embedded have grown by
+        ``SNAPSHOT_GROWTH`` since the last one, so polling is cheap; complete at the end.
         """
         with self._lock:
             done, vectors = self._done, list(self._vectors)
-            if self._snapshot is not None and len(self._snapshot) == done:
-                return self._snapshot
+            snapshot, running = self._snapshot, self._phase in RUNNING_PHASES
         if not done:
             return None
+        if snapshot is not None:
+            fresh_enough = running and done < SNAPSHOT_GROWTH * len(snapshot)
+            if len(snapshot) == done or fresh_enough:
+                return snapshot
         vectors_so_far = np.concatenate(vectors)
         snapshot = VectorIndex.build(self.chunks[:done], vectors_so_far, self.embedder.name)
+        size = footprint.index_bytes(snapshot.chunks, snapshot.dim)
         with self._lock:
-            self._snapshot = snapshot
+            self._snapshot, self._snapshot_bytes = snapshot, size
         return snapshot
 
     def keyword_hits(self, query: str, k: int) -> list[Hit]:
         """The ``k`` best chunks by keywords (BM25) over *all* chunks: an answer before
         any vector exists (chunks without a matching term are left out)."""
         if self._keywords is None:
-            self._keywords = LexicalIndex([c.embedding_text for c in self.chunks])
+            texts = [c.embedding_text for c in self.chunks]
+            self._keywords = LexicalIndex(texts)
+            self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
         scores = self._keywords.scores(query)
         order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
         return [
@@ -225,6 +264,8 @@ class IndexBuild:
                     self._done += len(part)
                     self._embedded += self.embedder.last_misses
             index = self.index()
+            with self._lock:
+                self._vectors = []  # the finished snapshot holds them
             if self.on_done is not None and index is not None:
                 self.on_done(index)
             self._set_phase(DONE)
@@ -239,7 +280,8 @@ class BuildManager:
     build that stopped because nobody was waiting or that failed is started again
     (the cache makes that a resume); a cancelled one only when ``resume=True``.
     ``wait_s`` makes ``request`` wait that long for a build to finish (AppTests,
-    which look at one script run, use it).
+    which look at one script run, use it). ``memory`` returns the server's shared
+    budget, in which each build's bytes are kept (see the module docstring).
     """
 
     def __init__(
@@ -248,16 +290,19 @@ class BuildManager:
         batch: int = COMMIT_EVERY,
         clock: Callable[[], float] = time.monotonic,
         wait_s: float | None = None,
+        memory: Callable[[], ByteLRU] | None = None,
     ) -> None:
         self.idle_after = idle_after
         self.batch = batch
         self.wait_s = wait_s
         self._clock = clock
+        self._memory = memory
         self._lock = threading.Lock()
         self._builds: dict[Hashable, IndexBuild] = {}
 
     def get(self, key: Hashable) -> IndexBuild | None:
         """The build for ``key`` if one was requested (touched: someone is looking)."""
+        self._account()
         with self._lock:
             build = self._builds.get(key)
         if build is not None:
@@ -296,7 +341,10 @@ class BuildManager:
                         on_done,
                     )
                 self._builds[key] = build.start()
+                if self._memory is not None:
+                    self._memory().put(("build", key), build, build.nbytes())
         build.touch()
+        self._account()
         if self.wait_s is not None:
             build.join(self.wait_s)
         return build
@@ -307,7 +355,28 @@ class BuildManager:
             build = self._builds.pop(key, None)
         if build is not None:
             build.cancel()
+        if self._memory is not None:
+            self._memory().discard(("build", key))
 
     def builds(self) -> list[IndexBuild]:
         with self._lock:
             return list(self._builds.values())
+
+    def _account(self) -> None:
+        """Bring each build's bytes up to date in the memory budget; forget a stopped
+        build whose entry the budget pushed out, put a running one back."""
+        if self._memory is None:
+            return
+        memory = self._memory()
+        with self._lock:
+            kept = list(self._builds.items())
+        for key, build in kept:
+            entry = ("build", key)
+            if entry in memory:
+                memory.resize(entry, build.nbytes())
+            elif build.progress().running:
+                memory.put(entry, build, build.nbytes())
+            else:
+                with self._lock:
+                    if self._builds.get(key) is build:
+                        del self._builds[key]

@@ -156,7 +156,7 @@ def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
 def show_progress(label: str, build: IndexBuild, key: str) -> None:
     """The build's progress bar, with a cancel button while it runs, resume once cancelled."""
     progress = build.progress()
-    text = f"{label}: {safe.md(progress.summary())}"
+    text = f"{label}: {safe.md(progress.summary())} · {state.build_origin(build)}"
     if progress.running:
         bar, button = st.columns([5, 1])
         bar.progress(progress.fraction, text=text)

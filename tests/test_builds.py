@@ -10,6 +10,7 @@ from helpers import GatedEmbedder, make_chunk
 
 from nexus import builds
 from nexus.embedding import CachedEmbedder, EmbeddingCache
+from nexus.lru import ByteLRU
 from nexus.ui.fake_embedder import HashingEmbedder
 
 CHUNKS = [make_chunk(f"f{i}", text=f"function f{i}() {{ return {i} }}") for i in range(10)]
@@ -145,3 +146,21 @@ def test_progress_summary_tells_phase_speed_and_time_left() -> None:
     assert "100/500 chunks (20%)" in text and "4.0 chunks/s" in text
     assert "about 2 min left" in text and "40 from the cache" in text
     assert "left" not in builds.BuildProgress(builds.DONE, 500, 500, 0, 4.0).summary()
+
+
+def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
+    memory = ByteLRU(10_000_000)
+    manager = builds.BuildManager(batch=3, memory=lambda: memory)
+    inner = GatedEmbedder()
+    running = manager.request("a", lambda: CHUNKS, CachedEmbedder(inner, cache))
+    assert memory.used == running.nbytes() > 0
+    memory.put("other work", object(), memory.budget)  # pushes the build's entry out
+    assert manager.get("a") is running  # a running build is kept and put back
+    assert ("build", "a") in memory
+    for _ in range(4):
+        inner.step()
+    running.join(10)
+    assert manager.get("a") is running
+    assert memory.get(("build", "a")) is running and memory.used >= running.nbytes()
+    memory.put("more work", object(), memory.budget)  # now a finished build goes
+    assert manager.get("a") is None and manager.builds() == []

@@ -617,20 +617,15 @@ def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -
             )
         finally:
             done()
-        st.session_state["index_stats"] = {
-            "key": key,
-            "hits": with_cache.last_hits,
-            "misses": with_cache.last_misses,
-            "reused": [s for s, o in zip(configs, (lines, ast), strict=True) if o.reused],
-        }
         return SideBySide.from_indexes(lines.index, ast.index, with_cache)
 
     st.session_state["index_key"] = key
     return cached(key, build, _side_by_side_bytes)
 
 
-#: The process's background index builds, shared by every session (see ``nexus.builds``).
-BUILDS = BuildManager()
+#: The process's background index builds, shared by every session (see ``nexus.builds``);
+#: their memory counts against the server's budget.
+BUILDS = BuildManager(memory=memory)
 
 
 def _build_key(repo: Repository, config: ChunkConfig, strategy: str) -> tuple[str, ...]:
@@ -662,14 +657,29 @@ def index_build(
         ("files_digest", repo_key()), lambda: files_digest(repo.source_files()), lambda _: 300
     )
     identity = identity_for(repo.name, digest, chosen, embedder.name)
-    return BUILDS.request(
-        _build_key(repo, config, strategy),
+    key = _build_key(repo, config, strategy)
+    before = BUILDS.get(key)
+    build = BUILDS.request(
+        key,
         lambda: repo_chunks(repo, chosen),
         with_cache,
         resume,
         saved=None if rebuild else lambda: store.open(identity),
         on_done=lambda index: store.save(index, identity),
     )
+    if build is not before:
+        st.session_state.setdefault("started_builds", set()).add(build.serial)
+    return build
+
+
+def build_origin(build: IndexBuild) -> str:
+    """Whose build this is: this session's, or one this session found on the server
+    (a session opened from a link has built nothing, and must not say it has)."""
+    if build.serial in st.session_state.get("started_builds", ()):
+        return "started by this session"
+    if build.progress().running:
+        return "started earlier on this server, shared with this session"
+    return "built earlier on this server and reused as it is (nothing embedded now)"
 
 
 def forget_builds(repo: Repository, config: ChunkConfig) -> None:
@@ -685,19 +695,6 @@ def _side_by_side_bytes(engine: SideBySide) -> int:
         footprint.index_bytes(index.chunks, index.dim)
         for index in (engine.lines_index, engine.ast_index)
     )
-
-
-def build_note() -> str:
-    """What the indexes in use cost this session: its own build's embedding counts, or
-    that they were built earlier on this server (a session opened from a link did
-    not build anything)."""
-    stats = st.session_state.get("index_stats") or {}
-    if stats.get("key") is not None and stats["key"] == st.session_state.get("index_key"):
-        return (
-            f"built in this session: embedded {stats['misses']} new texts and took "
-            f"{stats['hits']} from the cache"
-        ) + "".join(f"; opened the saved {s} index" for s in stats.get("reused", []))
-    return "built earlier on this server and reused as they are (nothing embedded now)"
 
 
 @st.cache_resource(show_spinner=False)

@@ -29,7 +29,7 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(ROOT)
     # A fresh set of builds per test; each finishes before the script run goes on.
-    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60))
+    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
 
 
 @pytest.fixture

@@ -55,7 +55,7 @@ def test_a_link_made_on_an_upload_says_so(page) -> None:
 def test_a_session_opened_from_a_link_does_not_claim_a_build(page) -> None:
     first = page("search").run()
     first.button(key="refresh").click().run()  # this session builds (earlier tests may have)
-    assert "built in this session" in " ".join(c.value for c in first.caption)
+    assert "started by this session" in " ".join(c.value for c in first.caption)
     opened = page("search")
     opened.query_params.update({"repo": "sample:express-images", "q": "move an object"})
     opened.run()

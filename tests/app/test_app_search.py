@@ -92,7 +92,7 @@ def test_saved_indexes_are_opened_not_rebuilt(page, monkeypatch: pytest.MonkeyPa
     assert "opened the saved" not in " ".join(c.value for c in first.caption)
     # As after a server restart: nothing held in memory, no build known.
     state.memory().clear()
-    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60))
+    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
     again = page("search").run()
     captions = " ".join(shown(c.value) for c in again.caption)
     assert "AST index: opened the saved index" in captions
@@ -104,7 +104,7 @@ def gated(monkeypatch: pytest.MonkeyPatch) -> GatedEmbedder:
     """Builds that go on only when the test lets a batch through (8 chunks a batch)."""
     embedder = GatedEmbedder()
     monkeypatch.setattr(state, "EMBEDDER_FACTORY", lambda: embedder)
-    monkeypatch.setattr(state, "BUILDS", BuildManager(batch=8))
+    monkeypatch.setattr(state, "BUILDS", BuildManager(batch=8, memory=state.memory))
     return embedder
 
 
