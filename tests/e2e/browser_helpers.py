@@ -15,6 +15,17 @@ def wait_idle(page) -> None:
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
 
 
+def wait_builds(page) -> None:
+    """Until the Search page's background builds are done: no progress bar, no partial
+    answer, and the page redrawn once more after the last build finished."""
+    wait_idle(page)
+    page.wait_for_function(
+        "!document.querySelector(\"[data-testid='stProgress']\")"
+        " && !document.body.innerText.includes('Partial:')"
+    )
+    wait_idle(page)
+
+
 def screenshot(page, name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import screenshot, wait_idle
+from browser_helpers import screenshot, wait_builds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -75,7 +75,7 @@ def test_search_shows_both_lists_and_the_chart(app_page, server) -> None:
     box = page.get_by_label("Query")
     box.fill("copy an object to a new key and remove the original")
     box.press("Enter")
-    wait_idle(page)
+    wait_builds(page)
     page.wait_for_selector("[data-testid='stPlotlyChart']")
     main = page.locator("[data-testid='stMain']")
     assert main.get_by_text(re.compile(r"^1\. ")).count() == 2
@@ -100,7 +100,7 @@ def test_search_shows_both_lists_and_the_chart(app_page, server) -> None:
 def test_shared_link_opens_the_same_search(app_page, server) -> None:
     page = app_page
     page.goto(f"{server}/Search?repo=sample:ts-payments&q=refund+a+payment&k=3")
-    wait_idle(page)
+    wait_builds(page)
     page.wait_for_selector("[data-testid='stPlotlyChart']")
     assert page.get_by_label("Query").input_value() == "refund a payment"
     assert "ts-payments" in page.locator("[data-testid='stSidebar']").inner_text()

@@ -11,7 +11,7 @@ import zipfile
 from urllib.parse import urlencode, urlparse
 
 import pytest
-from browser_helpers import screenshot, wait_idle
+from browser_helpers import screenshot, wait_builds, wait_idle
 
 from nexus.ui.safe import WORD_JOINER
 from tests.helpers import HOSTILE_FILE, hostile_files
@@ -96,6 +96,7 @@ def test_hostile_link_and_repository_fetch_nothing(app_page, server) -> None:
     assert_text_only(page)
 
     nav(page, "Search")
+    wait_builds(page)
     page.wait_for_selector("[data-testid='stPlotlyChart']")
     chart = main.locator("[data-testid='stPlotlyChart']").nth(1)
     marker = chart.locator(".scatterlayer .trace").first.locator("path.point").first

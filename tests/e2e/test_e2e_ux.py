@@ -6,7 +6,7 @@ Screenshots of every page at 1600 and 900 px go to test-artifacts/screenshots/.
 from __future__ import annotations
 
 import pytest
-from browser_helpers import screenshot, wait_idle
+from browser_helpers import screenshot, wait_builds, wait_idle
 
 from nexus.ui.state import SAMPLES_DIR as SAMPLES
 
@@ -80,7 +80,7 @@ def test_every_page_at_both_widths(sized_page, server) -> None:
             box = page.get_by_label("Query")
             box.fill("copy an object to a new key and remove the original")
             box.press("Enter")
-            wait_idle(page)
+            wait_builds(page)
         page.wait_for_timeout(500)
         screenshot(page, f"{path or 'Repository'}_{width}")
         assert main_errors(page) == 0, path
@@ -143,7 +143,7 @@ def test_900px_metrics_readable_and_code_pane_usable(browser, server) -> None:
     context, page = new_page(browser, 900)
     target = "src/services/imageService.js:moveObject:555"
     page.goto(f"{server}/Search?q=copy+an+object+and+delete+the+original&target={target}")
-    wait_idle(page)
+    wait_builds(page)
     page.locator("[data-testid='stMetricValue']").first.wait_for()
     values = page.locator("[data-testid='stMetricValue']")
     assert values.count() == 6
