@@ -7,14 +7,13 @@ from collections import Counter
 from pathlib import Path
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from nexus.scan import summarize, unsupported_line
 from nexus.selection import SWITCHES
 from nexus.sources import IngestError
 from nexus.types import CHUNKABLE_LANGUAGES
-from nexus.ui import safe, state
+from nexus.ui import safe, state, views
 
 state.page_setup("Repository")
 st.title("Nexus · Repository")
@@ -126,7 +125,8 @@ with st.expander("What to index", expanded=True):
     )
 repo = state.current_repo()
 state.settings_sidebar()
-report = summarize(repo.report())
+shared_key = (state.repo_key(),)
+report = state.shared("report", shared_key, lambda: summarize(repo.report()))
 totals = report["totals"]
 
 # Parse every chunkable file once now, so the other pages open instantly.
@@ -149,22 +149,15 @@ if report["unsupported_languages"]:
 if not totals["files"]:
     st.stop()
 
-rows = pd.DataFrame(report["by_category_language"])
+rows = state.shared(
+    "category_rows", shared_key, lambda: views.category_table(report["by_category_language"])
+)
 left, right = st.columns([3, 2])
 with left:
-    fig = px.bar(
-        rows,
-        x="category",
-        y="files",
-        color="language",
-        title="Files by category and language",
-        height=340,
-    )
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="language")
+    fig = state.shared("category_chart", shared_key, lambda: views.category_chart(rows))
     st.plotly_chart(fig, key="category_chart")
 with right:
     st.markdown("**Category × language**")
-    rows["size (KB)"] = (rows.pop("bytes") / 1000).round(1)
     st.dataframe(rows, hide_index=True)
 
 languages = [
@@ -181,8 +174,9 @@ if languages:
 skipped = report["skipped"]
 st.markdown(f"**Not chunked ({len(skipped)} files)** and why")
 if skipped:
+    columns = ["path", "category", "language", "reason", "left_out", "size"]
     st.dataframe(
-        pd.DataFrame(skipped)[["path", "category", "language", "reason", "left_out", "size"]],
+        state.shared("skipped", shared_key, lambda: pd.DataFrame(skipped)[columns]),
         hide_index=True,
     )
 else:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from nexus.fragmentation import piece_numbers
 from nexus.pipeline import chunk_analysis, pick_profile
-from nexus.ui import codeview, render, safe, state, tuning
+from nexus.ui import codeview, render, safe, state, tuning, views
 
 state.page_setup("Chunks and AST")
 config = state.settings_sidebar()
@@ -85,32 +83,18 @@ with tree:
 
 sizes, table, units = st.tabs(["Chunk sizes", "Chunk metadata", "Units vs regex baseline"])
 with sizes:
-    fig = px.histogram(
-        x=[c.token_count for c in chunks], nbins=20, labels={"x": "tokens per chunk"}, height=320
+    fig = state.shared(
+        "token_histogram",
+        state.file_key(repo, path, config),
+        lambda: views.token_histogram(chunks, config.max_tokens, config.min_tokens),
     )
-    fig.add_vline(x=config.max_tokens, line_dash="dash", line_color="red", annotation_text="max")
-    fig.add_vline(x=config.min_tokens, line_dash="dot", line_color="gray", annotation_text="min")
-    fig.update_layout(yaxis_title="chunks", margin=dict(l=10, r=10, t=30, b=10))
     st.plotly_chart(fig, key="size_histogram")
 with table:
     st.dataframe(
-        pd.DataFrame(
-            {
-                "#": i + 1,
-                "lines": f"{c.start_line}–{c.end_line}",
-                "tokens": c.token_count,
-                "word pieces": pieces[i],
-                "symbol": c.symbol or "",
-                "kind": c.symbol_kind or "",
-                "parent": c.parent or "",
-                "symbols": ", ".join(c.symbols),
-                "imports": ", ".join(c.imports),
-                "exported": c.exported,
-                "profile": c.profile,
-                "parse error": c.has_error,
-                "id": c.id,
-            }
-            for i, c in enumerate(chunks)
+        state.shared(
+            "chunk_table",
+            (*state.file_key(repo, path, config), tuple(pieces)),
+            lambda: views.chunk_table(chunks, pieces),
         ),
         hide_index=True,
     )
@@ -123,9 +107,9 @@ with units:
     c2.metric("Functions (regex baseline)", regex_count)
     c3.metric("Units the regex misses", missed)
     if unit_rows:
-        frame = pd.DataFrame(unit_rows)
-        frame["range"] = frame["start_line"].astype(str) + "–" + frame["end_line"].astype(str)
-        frame = frame[["name", "kind", "lines", "range", "exported", "regex_found"]]
+        frame = state.shared(
+            "unit_table", state.file_key(repo, path), lambda: views.unit_table(unit_rows)
+        )
         styled = frame.style.apply(
             lambda row: ["background-color:#fee2e2" if not row["regex_found"] else ""] * len(row),
             axis=1,

@@ -20,7 +20,7 @@ from nexus.evaluation import (
     unreachable_targets,
 )
 from nexus.experiments import best, sweep
-from nexus.ui import safe, state
+from nexus.ui import safe, state, views
 
 state.page_setup("Evaluate")
 config = state.settings_sidebar()
@@ -81,54 +81,30 @@ st.caption(
     "a hit is a chunk holding at least half of the target's lines."
 )
 
-headers, rows = metrics_table(comparison.baseline, comparison.candidate)
+eval_key = (st.session_state["index_key"], digest, config.lexical_weight)
 st.subheader("Metrics per strategy and query variant")
-st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
-bars = pd.DataFrame(
-    {
-        "strategy": report.label,
-        "variant": safe.plot(group),
-        "MRR@10": m["overlap50:MRR@10"],
-        "R@5": m["overlap50:R@5"],
-        "lines@5": m["lines@5"],
-    }
-    for report in (comparison.baseline, comparison.candidate)
-    for group, m in report.metrics.items()
-    if "|" not in group
+st.dataframe(
+    state.shared(
+        "eval_metrics",
+        eval_key,
+        lambda: views.table(*metrics_table(comparison.baseline, comparison.candidate)),
+    ),
+    hide_index=True,
 )
 quality, cost = st.columns([2, 1])
+bars = state.shared("eval_bars", eval_key, lambda: views.metric_bars(comparison))
 with quality:
-    long = bars.melt(["strategy", "variant"], ["MRR@10", "R@5"], "metric")
-    fig = px.bar(
-        long,
-        x="variant",
-        y="value",
-        color="strategy",
-        facet_col="metric",
-        barmode="group",
-        height=320,
-        range_y=[0, 1],
-        title="Retrieval quality (higher is better)",
-    )
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
-    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), yaxis_title="")
+    fig = state.shared("eval_quality", eval_key, lambda: views.quality_chart(bars))
     st.plotly_chart(fig, key="metric_bars")
 with cost:
-    fig = px.bar(
-        bars,
-        x="variant",
-        y="lines@5",
-        color="strategy",
-        barmode="group",
-        height=320,
-        title="Lines to read in the top 5 (lower is better)",
-    )
-    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
+    fig = state.shared("eval_cost", eval_key, lambda: views.cost_chart(bars))
     st.plotly_chart(fig, key="lines_bars")
 
 st.subheader("Per query")
-headers, rows = comparison_table(comparison)
-st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
+st.dataframe(
+    state.shared("eval_queries", eval_key, lambda: views.table(*comparison_table(comparison))),
+    hide_index=True,
+)
 st.caption(
     "`>10 (37)`: not in the top 10; 37 is the target's rank over the whole index. "
     "**Δ margin** = the AST margin minus the line-based margin for that query, where a "

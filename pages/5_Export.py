@@ -33,11 +33,16 @@ strategy = st.radio(
     horizontal=True,
     format_func=lambda s: {"ast": "AST (these settings)", "lines": "Line-based baseline"}[s],
 )
-chunks = state.repo_chunks(repo, config.with_(strategy=strategy))
+chosen = config.with_(strategy=strategy)
+chunks = state.repo_chunks(repo, chosen)
 if not chunks:
     st.warning(f"{safe.code(repo.name)} has no chunkable files: there is nothing to export.")
     st.stop()
-jsonl = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks)
+jsonl = state.shared(
+    "jsonl",
+    state.settings_key(chosen),
+    lambda: "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks),
+)
 st.download_button(
     f"Download {len(chunks)} chunks (JSONL)",
     jsonl,

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -55,11 +55,12 @@ from nexus.store import (
     open_or_build,
 )
 from nexus.types import CHUNKABLE_LANGUAGES, Category, Chunk, Unit
-from nexus.ui import render, safe
+from nexus.ui import render, safe, views
 from nexus.wordpieces import WordPieceCounter
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
 DEFAULT_SAMPLE = "express-images"
+T = TypeVar("T")
 
 #: ``NEXUS_UI_EMBEDDER=fake`` swaps the model for ``HashingEmbedder`` (tests, demos).
 EMBEDDER_ENV = "NEXUS_UI_EMBEDDER"
@@ -206,6 +207,26 @@ def memory() -> ByteLRU:
 def cached(key: Hashable, build: Callable[[], Any], sizeof: Callable[[Any], int]) -> Any:
     """``memory().get_or_build``: built once for every session, dropped when memory is short."""
     return memory().get_or_build(key, build, sizeof)
+
+
+def shared(kind: str, key: tuple[Hashable, ...], build: Callable[[], T]) -> T:
+    """A chart, table or text computed from ``key`` alone (the repository or file digest
+    and the settings), built once and drawn by every session that asks with the same key
+    (``nexus/ui/views.py``; callers must not change it)."""
+    return cached(("view", kind, *key), build, views.view_bytes)
+
+
+def file_key(repo: Repository, path: str, config: ChunkConfig | None = None) -> tuple[str, ...]:
+    """What a view of one file depends on: the repository's name (chunk ids carry it),
+    the file's path and contents, and the settings."""
+    settings = () if config is None else (_index_settings(config),)
+    return (repo.name, path, file_digest(repo, path), *settings)
+
+
+def settings_key(config: ChunkConfig) -> tuple[str, str]:
+    """What a view of the whole repository depends on: its contents, file selection and
+    the settings that change chunks (the keyword weight does not)."""
+    return (repo_key(), _index_settings(config))
 
 
 def check_fits(repo: Repository) -> None:
@@ -715,11 +736,25 @@ def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
     texts = [c.embedding_text or c.text for c in chunks]
     if EMBEDDER_FACTORY is not None or os.environ.get(EMBEDDER_ENV) == "fake":
         embedder = get_embedder()
-        return embedder.count_wordpieces(texts), embedder.max_seq_length, True
-    counter = _wordpiece_counter()
-    if counter is not None:
-        return counter.count(texts), counter.window, True
-    return [len(t.split()) * 4 // 3 + 2 for t in texts], 256, False
+        count, window, exact, name = (
+            embedder.count_wordpieces,
+            embedder.max_seq_length,
+            True,
+            embedder.name,
+        )
+    elif (counter := _wordpiece_counter()) is not None:
+        count, window, exact, name = counter.count, counter.window, True, "model"
+    else:
+        count, window, exact, name = _estimate_wordpieces, 256, False, "estimate"
+    # The same chunks are counted for every session: keyed by the texts and the counter.
+    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
+    pieces = shared("wordpieces", (digest, name), lambda: count(texts))
+    return pieces, window, exact
+
+
+def _estimate_wordpieces(texts: list[str]) -> list[int]:
+    """Words x 4/3 + 2: close to the model's count on code, when it cannot be counted."""
+    return [len(t.split()) * 4 // 3 + 2 for t in texts]
 
 
 def unit_rows(repo: Repository, path: str) -> tuple[list[dict[str, object]], int]:

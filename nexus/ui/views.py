@@ -1,0 +1,242 @@
+"""The charts and tables the pages draw, built from data alone (no streamlit).
+
+Every session that looks at the same repository with the same settings sees the
+same figures and tables, and building them costs more than the rest of a rerun
+(a Plotly Express figure ~0.1 s, a chunk table tens of ms): the pages build them
+through ``state.shared``, once per (repository, settings) for every session, and
+draw the kept objects. So nothing here may depend on a session, and callers must
+not change what they are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from nexus.evaluation import Comparison
+from nexus.fragmentation import UnitFate, summarize
+from nexus.types import Chunk
+from nexus.ui import safe
+
+#: Measured (tracemalloc): a Plotly Express figure holds ~300 KB (its template and
+#: validators) whatever its data, plus a few bytes of objects per byte of its JSON.
+FIGURE_BYTES = 300_000
+FIGURE_BYTES_PER_JSON_BYTE = 5
+
+
+def view_bytes(value: Any) -> int:
+    """Estimated memory of a kept view: figures, data frames, strings and tuples of them."""
+    if isinstance(value, go.Figure):
+        return FIGURE_BYTES + FIGURE_BYTES_PER_JSON_BYTE * len(pio.to_json(value, validate=False))
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(index=True, deep=True).sum()) + 2_000
+    if isinstance(value, int | float):
+        return 32
+    if isinstance(value, str | bytes):
+        return len(value) + 100
+    if isinstance(value, tuple | list):
+        return sum(view_bytes(item) for item in value) + 100
+    if isinstance(value, dict):
+        return sum(view_bytes(k) + view_bytes(v) for k, v in value.items()) + 200
+    return 200
+
+
+def category_chart(rows: pd.DataFrame) -> go.Figure:
+    """Home page: files by category, coloured by language."""
+    fig = px.bar(
+        rows,
+        x="category",
+        y="files",
+        color="language",
+        title="Files by category and language",
+        height=340,
+    )
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="language")
+    return fig
+
+
+def category_table(by_category_language: list[dict[str, Any]]) -> pd.DataFrame:
+    """Home page: the category x language rows with sizes in KB."""
+    rows = pd.DataFrame(by_category_language)
+    rows["size (KB)"] = (rows.pop("bytes") / 1000).round(1)
+    return rows
+
+
+def token_histogram(chunks: Sequence[Chunk], max_tokens: int, min_tokens: int) -> go.Figure:
+    """Chunks page: tokens per chunk, with the budget's two limits."""
+    fig = px.histogram(
+        x=[c.token_count for c in chunks], nbins=20, labels={"x": "tokens per chunk"}, height=320
+    )
+    fig.add_vline(x=max_tokens, line_dash="dash", line_color="red", annotation_text="max")
+    fig.add_vline(x=min_tokens, line_dash="dot", line_color="gray", annotation_text="min")
+    fig.update_layout(yaxis_title="chunks", margin=dict(l=10, r=10, t=30, b=10))
+    return fig
+
+
+def chunk_table(chunks: Sequence[Chunk], pieces: Sequence[int]) -> pd.DataFrame:
+    """Chunks page: one row of metadata per chunk."""
+    return pd.DataFrame(
+        {
+            "#": i + 1,
+            "lines": f"{c.start_line}–{c.end_line}",
+            "tokens": c.token_count,
+            "word pieces": pieces[i],
+            "symbol": c.symbol or "",
+            "kind": c.symbol_kind or "",
+            "parent": c.parent or "",
+            "symbols": ", ".join(c.symbols),
+            "imports": ", ".join(c.imports),
+            "exported": c.exported,
+            "profile": c.profile,
+            "parse error": c.has_error,
+            "id": c.id,
+        }
+        for i, c in enumerate(chunks)
+    )
+
+
+def unit_table(unit_rows: list[dict[str, object]]) -> pd.DataFrame:
+    """Chunks page: the file's units and whether the regex baseline finds each."""
+    frame = pd.DataFrame(unit_rows)
+    frame["range"] = frame["start_line"].astype(str) + "–" + frame["end_line"].astype(str)
+    return frame[["name", "kind", "lines", "range", "exported", "regex_found"]]
+
+
+def summary_table(by_strategy: dict[str, tuple[Sequence[Chunk], list[UnitFate]]]) -> pd.DataFrame:
+    """Compare page: one row per strategy: chunk counts and sizes, units split, mean unit share."""
+    rows = []
+    for name, (chunks, fates) in by_strategy.items():
+        s = summarize(fates)
+        sizes = [c.token_count for c in chunks]
+        rows.append(
+            {
+                "strategy": name,
+                "chunks": len(chunks),
+                "mean tokens": round(sum(sizes) / max(len(sizes), 1)),
+                "max tokens": max(sizes, default=0),
+                "units": s.units,
+                "units split": s.split,
+                "intact share": f"{s.intact_share:.0%}",
+                "mean pieces when split": round(s.mean_pieces_when_split, 2) if s.split else None,
+                "unit share (higher is better)": round(s.mean_dilution, 3) if s.units else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def size_overlay(line_chunks: Sequence[Chunk], ast_chunks: Sequence[Chunk]) -> go.Figure:
+    """Compare page: both strategies' chunk sizes over the same bins, so the bars compare."""
+    largest = max((c.token_count for c in [*line_chunks, *ast_chunks]), default=1)
+    bins = dict(start=0, end=largest + 1, size=max(1, -(-largest // 30)))
+    fig = go.Figure()
+    for name, chunks, colour in (
+        ("lines", line_chunks, "#f59e0b"),
+        ("AST", ast_chunks, "#3b82f6"),
+    ):
+        fig.add_histogram(
+            x=[c.token_count for c in chunks],
+            name=name,
+            opacity=0.6,
+            marker_color=colour,
+            xbins=bins,
+            hovertemplate=f"{name}: %{{y}} chunks of %{{x}} tokens<extra></extra>",
+        )
+    fig.update_layout(
+        barmode="overlay",
+        height=300,
+        xaxis_title="tokens per chunk",
+        yaxis_title="chunks",
+        margin=dict(l=10, r=10, t=30, b=10),
+        title="Chunk sizes",
+    )
+    return fig
+
+
+def per_file_table(
+    line_all: Sequence[Chunk],
+    ast_all: Sequence[Chunk],
+    line_fates: dict[str, list[UnitFate]],
+    ast_fates: dict[str, list[UnitFate]],
+) -> pd.DataFrame:
+    """Compare page: per file, units, chunks, splits and unit share of both strategies."""
+    line_count: dict[str, int] = {}
+    ast_count: dict[str, int] = {}
+    for counts, chunks in ((line_count, line_all), (ast_count, ast_all)):
+        for chunk in chunks:
+            counts[chunk.file] = counts.get(chunk.file, 0) + 1
+    per_file = []
+    for file, fates in ast_fates.items():
+        line_summary, ast_summary = summarize(line_fates[file]), summarize(fates)
+        per_file.append(
+            {
+                "file": file,
+                "units": len(fates),
+                "chunks (lines)": line_count.get(file, 0),
+                "chunks (AST)": ast_count.get(file, 0),
+                "split (lines)": line_summary.split,
+                "split (AST)": ast_summary.split,
+                "unit share (lines)": round(line_summary.mean_dilution, 3) if fates else None,
+                "unit share (AST)": round(ast_summary.mean_dilution, 3) if fates else None,
+            }
+        )
+    return pd.DataFrame(per_file)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> pd.DataFrame:
+    """A table given as headers and rows (``nexus.evaluation``'s tables)."""
+    return pd.DataFrame(rows, columns=list(headers))
+
+
+def metric_bars(comparison: Comparison) -> pd.DataFrame:
+    """Evaluate page: MRR@10, R@5 and lines@5 per strategy and query variant."""
+    return pd.DataFrame(
+        {
+            "strategy": report.label,
+            "variant": safe.plot(group),
+            "MRR@10": m["overlap50:MRR@10"],
+            "R@5": m["overlap50:R@5"],
+            "lines@5": m["lines@5"],
+        }
+        for report in (comparison.baseline, comparison.candidate)
+        for group, m in report.metrics.items()
+        if "|" not in group
+    )
+
+
+def quality_chart(bars: pd.DataFrame) -> go.Figure:
+    """Evaluate page: MRR@10 and R@5 side by side, per variant and strategy."""
+    long = bars.melt(["strategy", "variant"], ["MRR@10", "R@5"], "metric")
+    fig = px.bar(
+        long,
+        x="variant",
+        y="value",
+        color="strategy",
+        facet_col="metric",
+        barmode="group",
+        height=320,
+        range_y=[0, 1],
+        title="Retrieval quality (higher is better)",
+    )
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), yaxis_title="")
+    return fig
+
+
+def cost_chart(bars: pd.DataFrame) -> go.Figure:
+    """Evaluate page: lines to read in the top 5, per variant and strategy."""
+    fig = px.bar(
+        bars,
+        x="variant",
+        y="lines@5",
+        color="strategy",
+        barmode="group",
+        height=320,
+        title="Lines to read in the top 5 (lower is better)",
+    )
+    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
+    return fig
