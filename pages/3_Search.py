@@ -18,7 +18,7 @@ from nexus.evaluation import QueryOutcome, Target, score_query, target_mask
 from nexus.index import Hit, VectorIndex
 from nexus.languages import lexer_name
 from nexus.types import Chunk
-from nexus.ui import render, safe, state
+from nexus.ui import safe, state, views
 
 state.page_setup("Search")
 st.session_state.setdefault("k", 5)
@@ -69,54 +69,23 @@ lines_now = st.checkbox(
 state.write_url_params({})
 
 
-def score_chart(
-    index: VectorIndex, vector: np.ndarray, outcome: QueryOutcome, target: Target | None, key: str
-) -> list[tuple[Chunk, float]]:
-    """Every chunk's score, with the top k and the target chunks marked; returns the
-    chunks the user clicked (a marker, or a bar: the chunks in that score range)."""
+def answer(
+    build: IndexBuild, index: VectorIndex, target: Target | None
+) -> tuple[QueryOutcome, np.ndarray, go.Figure]:
+    """The query's outcome on ``index``, every chunk's score, and the chart of them."""
+    vector = build.embedder.encode([query])[0]
+    outcome = score_query(
+        index, vector, target, k, text=query, lexical_weight=config.lexical_weight
+    )
     scores = index.all_scores(vector, query, config.lexical_weight)
-    chunks = index.chunks
-    fig = go.Figure()
-    fig.add_histogram(
-        x=scores,
-        nbinsx=40,
-        name="all chunks",
-        marker_color="#cbd5e1",
-        hovertemplate="%{y} chunks scoring %{x}<extra></extra>",
-    )
-    hover = "%{text}<br>score %{x:.3f}<extra></extra>"
-    top_keys = [index.key_of(h.chunk.id) for h in outcome.hits]
-    fig.add_scatter(
-        x=[h.score for h in outcome.hits],
-        y=[0] * len(outcome.hits),
-        mode="markers",
-        name=f"top {k}",
-        marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
-        customdata=top_keys,
-        text=[render.chunk_hover(chunks[key]) for key in top_keys],
-        hovertemplate=hover,
-    )
-    if target is not None:
-        mask = target_mask(chunks, target)
-        target_keys = np.flatnonzero(mask).tolist()
-        fig.add_scatter(
-            x=scores[mask],
-            y=[0.5] * int(mask.sum()),
-            mode="markers",
-            name="target chunks",
-            marker=dict(symbol="star", size=15, color="#dc2626"),
-            customdata=target_keys,
-            text=[render.chunk_hover(chunks[key]) for key in target_keys],
-            hovertemplate=hover,
-        )
-    fig.update_layout(
-        height=260,
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Score of every chunk (click a marker or a bar)",
-        xaxis_title="cosine + keyword score" if config.lexical_weight else "cosine similarity",
-        yaxis_title="chunks",
-        legend=dict(orientation="h", y=-0.35),
-    )
+    return outcome, scores, views.score_figure(index, scores, outcome, target, k, config)
+
+
+def score_chart(
+    index: VectorIndex, scores: np.ndarray, fig: go.Figure, key: str
+) -> list[tuple[Chunk, float]]:
+    """Draws the chart of every chunk's score; returns the chunks the user clicked (a
+    marker, or a bar: the chunks in that score range)."""
     event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points")
     keys: list[int] = []
     for point in event.selection.points if event else []:
@@ -125,7 +94,8 @@ def score_chart(
         elif "customdata" in point:
             keys.append(int(point["customdata"]))
     # A selection made on an earlier chart (other settings) may point past this one.
-    picked = sorted({key for key in keys if 0 <= key < len(chunks)}, key=lambda key: -scores[key])
+    picked = sorted({key for key in keys if 0 <= key < len(index)}, key=lambda key: -scores[key])
+    chunks = index.chunks if picked else ()
     return [(chunks[key], float(scores[key])) for key in picked]
 
 
@@ -205,10 +175,13 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
     if index is None:  # a repository without chunks
         return
-    vector = build.embedder.encode([query])[0]
-    outcome = score_query(
-        index, vector, target, k, text=query, lexical_weight=config.lexical_weight
-    )
+    if progress.complete:  # the same answer for every session asking the same
+        shared_key = (build.serial, query, k, target_id, config.lexical_weight)
+        outcome, scores, fig = state.shared(
+            "answer", shared_key, lambda: answer(build, index, target)
+        )
+    else:
+        outcome, scores, fig = answer(build, index, target)
     if target is not None:
         m1, m2, m3 = st.container(key=f"nx_metrics_{key}").columns(3)
         rank = str(outcome.rank) if outcome.rank else f">{k} (#{outcome.full_rank})"
@@ -219,7 +192,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             f"{outcome.margin:+.3f}" if outcome.margin is not None else "–",
             help="Best target score minus best other score; negative: a wrong chunk wins.",
         )
-    show_picked(score_chart(index, vector, outcome, target, key=f"scores_{key}"))
+    show_picked(score_chart(index, scores, fig, key=f"scores_{key}"))
     show_hits(outcome.hits, target)
 
 

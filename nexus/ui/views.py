@@ -13,15 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from nexus.evaluation import Comparison
+from nexus.config import ChunkConfig
+from nexus.evaluation import Comparison, QueryOutcome, Target, target_mask
 from nexus.fragmentation import UnitFate, summarize
+from nexus.index import VectorIndex
 from nexus.types import Chunk
-from nexus.ui import safe
+from nexus.ui import render, safe
 
 #: Measured (tracemalloc): a Plotly Express figure holds ~300 KB (its template and
 #: validators) whatever its data, plus a few bytes of objects per byte of its JSON.
@@ -35,6 +38,8 @@ def view_bytes(value: Any) -> int:
         return FIGURE_BYTES + FIGURE_BYTES_PER_JSON_BYTE * len(pio.to_json(value, validate=False))
     if isinstance(value, pd.DataFrame):
         return int(value.memory_usage(index=True, deep=True).sum()) + 2_000
+    if isinstance(value, np.ndarray):
+        return value.nbytes + 100
     if isinstance(value, int | float):
         return 32
     if isinstance(value, str | bytes):
@@ -239,4 +244,58 @@ def cost_chart(bars: pd.DataFrame) -> go.Figure:
         title="Lines to read in the top 5 (lower is better)",
     )
     fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
+    return fig
+
+
+def score_figure(
+    index: VectorIndex,
+    scores: np.ndarray,
+    outcome: QueryOutcome,
+    target: Target | None,
+    k: int,
+    config: ChunkConfig,
+) -> go.Figure:
+    """Search page: every chunk's score, with the top k and the target chunks marked
+    (markers carry their chunk's key in the index, for clicks)."""
+    fig = go.Figure()
+    fig.add_histogram(
+        x=scores,
+        nbinsx=40,
+        name="all chunks",
+        marker_color="#cbd5e1",
+        hovertemplate="%{y} chunks scoring %{x}<extra></extra>",
+    )
+    hover = "%{text}<br>score %{x:.3f}<extra></extra>"
+    fig.add_scatter(
+        x=[h.score for h in outcome.hits],
+        y=[0] * len(outcome.hits),
+        mode="markers",
+        name=f"top {k}",
+        marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
+        customdata=[index.key_of(h.chunk.id) for h in outcome.hits],
+        text=[render.chunk_hover(h.chunk) for h in outcome.hits],
+        hovertemplate=hover,
+    )
+    if target is not None:
+        chunks = index.chunks
+        mask = target_mask(chunks, target)
+        target_keys = np.flatnonzero(mask).tolist()
+        fig.add_scatter(
+            x=scores[mask],
+            y=[0.5] * int(mask.sum()),
+            mode="markers",
+            name="target chunks",
+            marker=dict(symbol="star", size=15, color="#dc2626"),
+            customdata=target_keys,
+            text=[render.chunk_hover(chunks[key]) for key in target_keys],
+            hovertemplate=hover,
+        )
+    fig.update_layout(
+        height=260,
+        margin=dict(l=10, r=10, t=30, b=10),
+        title="Score of every chunk (click a marker or a bar)",
+        xaxis_title="cosine + keyword score" if config.lexical_weight else "cosine similarity",
+        yaxis_title="chunks",
+        legend=dict(orientation="h", y=-0.35),
+    )
     return fig
