@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nexus import footprint
-from nexus.embedding import COMMIT_EVERY, CachedEmbedder
+from nexus.embedding import CachedEmbedder
 from nexus.index import Hit, VectorIndex
 from nexus.lexical import LexicalIndex
 from nexus.lru import ByteLRU
@@ -36,6 +36,10 @@ from nexus.types import Chunk
 
 #: Seconds without a ``touch`` after which a build stops (the browser has gone).
 IDLE_AFTER = 120.0
+
+#: Chunks per batch: each is committed to the cache and shows in the progress, and the
+#: first dense answer waits for one (256 take ~20 s on two busy cores, 64 ~5 s).
+BUILD_BATCH = 64
 
 #: The name of every build thread.
 BUILD_THREAD = "nexus-index-build"
@@ -127,7 +131,7 @@ class IndexBuild:
         self,
         chunks: Sequence[Chunk],
         embedder: CachedEmbedder,
-        batch: int = COMMIT_EVERY,
+        batch: int = BUILD_BATCH,
         idle_after: float = IDLE_AFTER,
         clock: Callable[[], float] = time.monotonic,
         on_done: Callable[[VectorIndex], object] | None = None,
@@ -287,7 +291,7 @@ class BuildManager:
     def __init__(
         self,
         idle_after: float = IDLE_AFTER,
-        batch: int = COMMIT_EVERY,
+        batch: int = BUILD_BATCH,
         clock: Callable[[], float] = time.monotonic,
         wait_s: float | None = None,
         memory: Callable[[], ByteLRU] | None = None,

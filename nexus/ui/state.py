@@ -62,7 +62,8 @@ SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
 DEFAULT_SAMPLE = "express-images"
 T = TypeVar("T")
 
-#: ``NEXUS_UI_EMBEDDER=fake`` swaps the model for ``HashingEmbedder`` (tests, demos).
+#: ``NEXUS_UI_EMBEDDER=fake`` swaps the model for ``HashingEmbedder`` (tests, demos);
+#: ``fake:SECONDS`` makes it wait that long per text (a build to watch in a browser).
 EMBEDDER_ENV = "NEXUS_UI_EMBEDDER"
 #: Folder of the on-disk embedding cache (default ``.nexus-cache/embeddings``).
 CACHE_ENV = "NEXUS_CACHE_DIR"
@@ -567,10 +568,11 @@ def file_picker(repo: Repository, label: str = "File") -> str | None:
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def _embedder(kind: str, words_view: bool) -> Embedder:
-    if kind == "fake":
+    if kind.startswith("fake"):
         from nexus.ui.fake_embedder import HashingEmbedder
 
-        return HashingEmbedder()
+        delay = kind.partition(":")[2]
+        return HashingEmbedder(delay_s=float(delay) if delay else 0.0)
     return default_embedder(words_view=words_view)
 
 
@@ -734,7 +736,7 @@ def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
     model folder, words x 4/3 + 2 estimates it.
     """
     texts = [c.embedding_text or c.text for c in chunks]
-    if EMBEDDER_FACTORY is not None or os.environ.get(EMBEDDER_ENV) == "fake":
+    if EMBEDDER_FACTORY is not None or os.environ.get(EMBEDDER_ENV, "").startswith("fake"):
         embedder = get_embedder()
         count, window, exact, name = (
             embedder.count_wordpieces,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from helpers import GatedEmbedder
@@ -11,6 +12,7 @@ from ui_helpers import shown
 from nexus.builds import BuildManager
 from nexus.embedding import ModelUnavailableError
 from nexus.ui import state
+from nexus.ui.fake_embedder import HashingEmbedder
 
 TARGET = "src/services/imageService.js:moveObject:555"
 
@@ -144,7 +146,8 @@ def test_search_answers_partially_while_the_build_runs(page, gated) -> None:
     assert any("chunks embedded so far" in m.value for m in at.markdown)
     hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     assert len(hits) == 2  # keyword and dense, both in the AST column
-    assert "8/" in shown(at.get("progress")[0].proto.text)
+    progress = shown(at.get("progress")[0].proto.text)
+    assert "8/" in progress and "chunks/s" in progress and "left" in progress
     at.button(key="cancel_ast").click().run()
     gated.gate.release()
     build.join(30)
@@ -168,3 +171,59 @@ def test_chart_hover_names_file_symbol_and_lines_and_no_emoji_marks(page) -> Non
     assert any("src/services/imageService.js · moveObject · L" in t for t in target["text"])
     text = " ".join(m.value for m in at.markdown)
     assert "✅" not in text and ":green-badge[target]" in text
+
+
+def test_a_settings_change_and_back_during_a_build_goes_on_with_the_same_build(page, gated) -> None:
+    at = page("search").run()
+    (build,) = state.BUILDS.builds()
+    gated.step()
+    gated.step()
+    at.slider(key="max_tokens").set_value(256).run()  # other settings: their own build
+    assert not at.exception
+    other = [b for b in state.BUILDS.builds() if b is not build]
+    assert len(other) == 1
+    at.slider(key="max_tokens").set_value(512).run()  # back: the first build, going on
+    assert not at.exception
+    assert state.BUILDS.builds()[0] is build and build.progress().done >= 8
+    assert f"/{build.progress().total} chunks" in shown(at.get("progress")[0].proto.text)
+    other[0].cancel()
+    finish(build, gated)
+    other[0].join(30)
+    progress = build.progress()
+    assert progress.phase == "done" and progress.done == progress.total
+    assert len(gated.embedded) == len(set(gated.embedded))  # none embedded twice
+
+
+class LoadingEmbedder(HashingEmbedder):
+    """A model still loading (``dim`` waits) until ``loaded`` is set."""
+
+    def __init__(self) -> None:
+        self.loaded = threading.Event()
+        super().__init__(dim=16)
+
+    @property
+    def dim(self) -> int:
+        assert self.loaded.wait(30)
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = value
+
+
+def test_the_model_load_is_announced_and_keywords_answer_meanwhile(page, monkeypatch) -> None:
+    embedder = LoadingEmbedder()
+    monkeypatch.setattr(state, "EMBEDDER_FACTORY", lambda: embedder)
+    monkeypatch.setattr(state, "BUILDS", BuildManager(memory=state.memory))
+    at = page("search").run()
+    at.text_input(key="query").input("copy object delete original").run()
+    assert not at.exception
+    progress = shown(at.get("progress")[0].proto.text)
+    assert "Loading the embedding model" in progress and "chunks to index" in progress
+    assert any("Partial: 0 of" in shown(w.value) for w in at.warning)
+    assert any("Keyword (BM25)" in m.value for m in at.markdown)
+    assert not any("chunks embedded so far" in m.value for m in at.markdown)
+    embedder.loaded.set()
+    (build,) = state.BUILDS.builds()
+    build.join(30)
+    assert build.progress().phase == "done"
