@@ -20,7 +20,9 @@ is measured in a fresh process, back to back, with the load average printed besi
 * kill and restart: ``nexus index`` on a few files with an empty cache, killed
   (SIGKILL) part-way through the embedding, run again: texts embedded twice;
 * Ray local mode: ``nexus chunk CORPUS --engine ray``: wall, and whether its JSONL is
-  identical to the local engine's.
+  identical to the local engine's;
+* one large source file (a generated 5 MB TypeScript file, ``--large-mb``): wall, CPU
+  and peak RSS of ``nexus chunk`` with one worker.
 
 Figures go to stdout and to ``bench/results/scale.json`` and ``.md``.
 """
@@ -144,9 +146,24 @@ def _kb(path: str, field: str) -> int:
     return 0
 
 
+def _cpu_ticks(pid: int) -> int:
+    """User + system clock ticks of ``pid`` so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
 def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
-    """Run ``cmd``: wall, CPU (with waited-for workers), peak main RSS and tree PSS in MB."""
+    """Run ``cmd``: wall, CPU, peak main RSS and tree PSS in MB.
+
+    CPU is summed over every process of the tree as last sampled from ``/proc``
+    (``getrusage`` misses forkserver workers: nobody waits for their parent), so a
+    process that lives under 50 ms may go uncounted.
+    """
     peak = {"main": 0, "tree": 0}
+    ticks: dict[int, int] = {}
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     done = threading.Event()
@@ -157,6 +174,7 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str,
             while pids:
                 pid = pids.pop()
                 tree += _kb(f"/proc/{pid}/smaps_rollup", "Pss")
+                ticks[pid] = max(ticks.get(pid, 0), _cpu_ticks(pid))
                 pids += _children(pid)
             peak["main"] = max(peak["main"], _kb(f"/proc/{proc.pid}/status", "VmRSS"))
             peak["tree"] = max(peak["tree"], tree)
@@ -174,22 +192,11 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str,
         "wall_s": round(wall, 2),
         "peak_main_mb": round(peak["main"] / 1024, 1),
         "peak_tree_mb": round(peak["tree"] / 1024, 1),
+        "cpu_s": round(sum(ticks.values()) / os.sysconf("SC_CLK_TCK"), 2),
         "stdout": out.decode()[-500:],
         "stderr": err.decode()[-500:],
         "load": load(),
     }
-
-
-def with_cpu(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
-    """``run_measured`` plus CPU seconds of the command and every process it waited for."""
-    import resource
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = run_measured(cmd, env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    result["cpu_s"] = round(cpu, 2)
-    return result
 
 
 def has_workers() -> bool:
@@ -229,7 +236,7 @@ def floor(folder: Path) -> None:
 
 def chunk_runs(corpus: Path, work: Path, workers: list[int]) -> dict[str, object]:
     out: dict[str, object] = {}
-    floor_run = with_cpu([sys.executable, __file__, "--floor", str(corpus)])
+    floor_run = run_measured([sys.executable, __file__, "--floor", str(corpus)])
     out["floor"] = floor_run
     print(f"floor: {floor_run['wall_s']} s wall, {floor_run['cpu_s']} s CPU, "
           f"{floor_run['peak_main_mb']} MB (load {floor_run['load']})", flush=True)  # fmt: skip
@@ -237,7 +244,7 @@ def chunk_runs(corpus: Path, work: Path, workers: list[int]) -> dict[str, object
     for w in workers:
         target = work / f"chunks-w{w}.jsonl"
         cmd = [*PY, "chunk", str(corpus), "--format", "jsonl", "-o", str(target)]
-        result = with_cpu([*cmd, *worker_flag(w)])
+        result = run_measured([*cmd, *worker_flag(w)])
         result["sha256"] = sha256(target)
         first = first or result["sha256"]
         result["identical_to_1"] = result["sha256"] == first
@@ -264,6 +271,26 @@ def rss_by_size(
         print(f"{n} files: main {result['peak_main_mb']} MB, tree {result['peak_tree_mb']} MB, "
               f"{result['wall_s']} s (load {result['load']})", flush=True)  # fmt: skip
     return out
+
+
+def large_file(base: Path, work: Path, megabytes: float) -> dict[str, object]:
+    """``nexus chunk`` (one worker) on one generated TypeScript file of ``megabytes``."""
+    from tests.helpers import large_typescript
+
+    repo = base / f"large-{megabytes}mb"
+    path = repo / "src" / "big.ts"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(large_typescript(int(megabytes * 1e6)), encoding="utf-8")
+    target = work / "large.jsonl"
+    cmd = [*PY, "chunk", str(repo), "--format", "jsonl", "-o", str(target)]
+    result = run_measured([*cmd, *worker_flag(1)])
+    result["mb"] = round(path.stat().st_size / 1e6, 2)
+    result["chunks"] = sum(1 for _ in target.open(encoding="utf-8"))
+    print(f"large file {result['mb']} MB: {result['wall_s']} s, {result['cpu_s']} s CPU, "
+          f"{result['peak_main_mb']} MB, {result['chunks']} chunks (load {result['load']})",
+          flush=True)  # fmt: skip
+    return result
 
 
 def embedding_rates(chunks_jsonl: Path, sample: int) -> dict[str, object]:
@@ -397,6 +424,15 @@ def markdown(r: dict) -> str:
             f"| {n} | {run['peak_main_mb']} | {run['peak_tree_mb']} | {run['wall_s']} "
             f"| {run['load']} |"
         )
+    big = r.get("large")
+    if big:
+        lines += [
+            "",
+            "## One large source file (nexus chunk, one worker)",
+            "",
+            f"A generated {big['mb']} MB TypeScript file: {big['wall_s']} s wall, {big['cpu_s']} s "
+            f"CPU, peak RSS {big['peak_main_mb']} MB, {big['chunks']} chunks (load {big['load']}).",
+        ]
     e = r.get("embedding")
     if e:
         lines += [
@@ -442,6 +478,7 @@ def main() -> None:
     parser.add_argument("--no-embed", action="store_true", help="skip embedding and kill/restart")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray local-mode run")
     parser.add_argument("--files", type=int, help="only the first N chunkable files (a smoke run)")
+    parser.add_argument("--large-mb", type=float, default=5.0, help="size of the one large file")
     args = parser.parse_args()
     if args.floor:
         floor(Path(args.floor))
@@ -464,6 +501,7 @@ def main() -> None:
     }
     report["chunk"] = chunk_runs(corpus, work, sorted({1, 2, cores}) if has_workers() else [1])
     report["sizes"] = rss_by_size(corpus, paths, base, work, cores)
+    report["large"] = large_file(base, work, args.large_mb)
     if not args.no_embed:
         report["embedding"] = embedding_rates(work / "chunks-w1.jsonl", args.embed_sample)
         report["kill"] = kill_and_restart(corpus, paths, base, args.kill_files)
