@@ -27,12 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from nexus.chunking.analysis import analyze
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
-from nexus.pipeline import chunk_analysis
-from nexus.sources import Repository, decode_source
+from nexus.sources import FileRef, Repository
+from nexus.stream import chunk_ref
 from nexus.types import Category, Chunk, FileInfo
 
 #: Chunks per Parquet shard (and per batch the driver reads back).
@@ -122,7 +121,11 @@ def _file_row(info: FileInfo, data: bytes) -> dict[str, Any]:
 def _chunk_files(
     batch: Any, config: ChunkConfig, repo: str, profiles: dict[str, Profile] | None
 ) -> Any:
-    """``map_batches`` task: a batch of file rows -> their chunks, in file order."""
+    """``map_batches`` task: a batch of file rows -> their chunks, in file order.
+
+    A file that fails is named on stderr (Ray forwards a task's output to the driver's
+    console) and skipped, as the local engine does; the other files go on.
+    """
     import pyarrow as pa
 
     rows = []
@@ -130,9 +133,12 @@ def _chunk_files(
         info = FileInfo(
             row["path"], row["size"], Category(row["category"]), row["language"], row["reason"]
         )
-        analysis = analyze(decode_source(info, row["data"]), config.encoding)
-        chunks = chunk_analysis(analysis, config, repo=repo, custom_profiles=profiles)
-        rows.extend(c.to_dict() for c in chunks)
+        result = chunk_ref(
+            FileRef(info, data=row["data"]), config, repo=repo, custom_profiles=profiles
+        )
+        if result.error:
+            print(f"nexus: {info.path}: not chunked: {result.error}", file=sys.stderr)
+        rows.extend(c.to_dict() for c in result.chunks)
     return pa.Table.from_pylist(rows, schema=_schema())
 
 
