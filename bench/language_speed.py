@@ -3,9 +3,11 @@ with the quality figures of bench/chunking.py: % over budget, coverage of
 non-whitespace bytes, and fragments (chunks under 32 tokens that are not a whole unit).
 
 Corpora (real code only; whatever is not on this machine is skipped and said so):
-  * python: the library modules of the three sdists of bench/python_eval.py (run it
-    first: it downloads them into ``$PY_WORK``) and sample_repos/py-orders;
-  * go: the Go files Debian's git package ships (/usr/share/doc/git/contrib);
+  * python: the library modules of the three sdists of ``bench/language_eval.py
+    --language python`` (run it first: it downloads them into ``$PY_WORK``) and
+    sample_repos/py-orders;
+  * go: the Go files Debian's git package ships (/usr/share/doc/git/contrib) and the
+    three Debian packages of ``bench/language_eval.py --language go`` (``$GO_WORK``);
   * javascript/typescript: see bench/chunking.py.
 
     .venv/bin/python bench/language_speed.py
@@ -33,9 +35,10 @@ from nexus.tokens import get_encoding  # noqa: E402
 from nexus.types import SourceFile  # noqa: E402
 
 PY_WORK = Path(os.environ.get("PY_WORK", "/tmp/nexus-pyeval"))
+GO_WORK = Path(os.environ.get("GO_WORK", "/tmp/nexus-goeval"))
 CORPORA = {
     "python": [PY_WORK / "src", ROOT / "sample_repos" / "py-orders"],
-    "go": [Path("/usr/share/doc/git/contrib")],
+    "go": [Path("/usr/share/doc/git/contrib"), GO_WORK / "src"],
 }
 REPEAT = 5
 CONFIG = ChunkConfig()
