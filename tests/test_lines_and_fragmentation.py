@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -98,3 +99,54 @@ def test_a_line_window_inside_a_class_names_the_method_it_holds_most_of():
     chunks = chunk_analysis(analysis, ChunkConfig(strategy="lines", line_window=4), repo="t")
     by_start = {c.start_line: c.symbol for c in chunks}
     assert by_start[5] == "K.m2"
+
+
+#: (language, head of a function, one body statement, its end): the body fits the budget
+#: alone, but not with the head.
+SPLIT_HEADS = [
+    ("python", "def compute(alpha, beta, gamma):\n", "    v{i} = alpha * {i} + beta\n", ""),
+    (
+        "go",
+        "func Compute(alpha int, beta int, gamma int) int {\n",
+        "\tv{i} := alpha*{i} + beta\n\t_ = v{i}\n",
+        "\treturn gamma\n}\n",
+    ),
+    (
+        "typescript",
+        "export function compute(alpha: number, beta: number, gamma: number): number {\n",
+        "  const v{i} = alpha * {i} + beta;\n",
+        "  return gamma;\n}\n",
+    ),
+    (
+        "java",
+        "  int compute(int alpha, int beta, int gamma) {\n",
+        "    int v{i} = alpha * {i} + beta;\n",
+        "    return gamma;\n  }\n",
+    ),
+    (
+        "rust",
+        "fn compute(alpha: i32, beta: i32, gamma: i32) -> i32 {\n",
+        "    let v{i} = alpha * {i} + beta;\n",
+        "    gamma\n}\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "head", "statement", "end"), SPLIT_HEADS)
+def test_a_split_functions_head_stays_with_its_first_statements(
+    language: str, head: str, statement: str, end: str
+) -> None:
+    text = head + "".join(statement.format(i=i) for i in range(40)) + end
+    if language == "java":  # methods live in classes; the class's own head is not the case here
+        text = "class Demo {\n  static final int BASE = 1;\n\n" + text + "}\n"
+    extension = {"python": "py", "go": "go", "typescript": "ts", "java": "java", "rust": "rs"}
+    analysis = analyze_text(text, f"src/demo.{extension[language]}", language)
+    total = analysis.tokens.exact(analysis.data, 0, len(analysis.data))
+    config = ChunkConfig(max_tokens=total - 3, min_tokens=32)
+    chunks = chunk_analysis(analysis, config, repo="demo")
+    assert all(c.token_count <= config.max_tokens for c in chunks)
+    with_head = next(c for c in chunks if head.strip().splitlines()[-1] in c.text)
+    assert "v0 =" in with_head.text or "v0 :=" in with_head.text
+    head_line = text[: text.index(head.strip().splitlines()[-1])].count("\n") + 1
+    assert all(c.token_count >= config.min_tokens for c in chunks if c.end_line >= head_line)
+    assert " ".join(c.text for c in chunks).split() == text.split()  # nothing lost
