@@ -32,6 +32,7 @@ import contextlib
 import gc
 import io
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -336,12 +337,120 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds a live process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class TreeCPU:
+    """CPU seconds of this process's descendants except ``skip`` (the server): Playwright's
+    driver and every Chromium process, sampled every 0.5 s so that renderers of closed
+    sessions count too (up to their last sample)."""
+
+    def __init__(self, skip: int) -> None:
+        self.skip, self.seen, self._stop = skip, {}, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self.sample()
+
+    def sample(self) -> None:
+        parents = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, IndexError):
+                    stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    parents[int(entry.name)] = int(stat[1])
+        mine = {os.getpid()}
+        changed = True
+        while changed:
+            changed = False
+            for pid, parent in parents.items():
+                if parent in mine and pid not in mine and pid != self.skip:
+                    mine.add(pid)
+                    changed = True
+        for pid in mine - {os.getpid()}:
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                self.seen[pid] = max(self.seen.get(pid, 0.0), cpu_s(pid))
+
+    def total(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+        return sum(self.seen.values())
+
+
+#: Put first on the server's PYTHONPATH by ``--profile-server``: every thread (the event
+#: loop, each rerun's script thread) runs under cProfile; the stats are written at exit.
+PROFILER = """
+import atexit, cProfile, os, pstats, threading
+
+_profiles = [cProfile.Profile()]
+_run = threading.Thread.run
+
+
+def _profiled_run(self):
+    profile = cProfile.Profile()
+    _profiles.append(profile)
+    profile.enable()
+    try:
+        _run(self)
+    finally:
+        profile.disable()
+
+
+def _dump():
+    _profiles[0].disable()
+    stats = pstats.Stats(_profiles[0])
+    for profile in _profiles[1:]:
+        try:
+            stats.add(profile)
+        except (TypeError, ValueError):  # a thread still running, or one that never ran
+            pass
+    stats.dump_stats(os.environ["NEXUS_PROFILE_OUT"])
+
+
+threading.Thread.run = _profiled_run
+atexit.register(_dump)
+_profiles[0].enable()
+"""
+
+
+def server_profile(path: Path, top: int = 25) -> dict[str, list[tuple[float, str]]]:
+    """The calls that took the server the most time, all threads together: by cumulative
+    seconds (what a call and its callees took) and by own seconds."""
+    import pstats
+
+    calls = [
+        (cumulative, own, f"{file.split('site-packages/')[-1].split('/work/')[-1]}:{line}({func})")
+        for (file, line, func), (_, _, own, cumulative, _) in pstats.Stats(str(path)).stats.items()
+    ]
+    return {
+        "cumulative": [(round(c, 2), name) for c, _, name in sorted(calls, reverse=True)[:top]],
+        "own": [(round(o, 2), name) for _, o, name in sorted(calls, key=lambda c: -c[1])[:top]],
+    }
+
+
 def load_run(root: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The sessions against one checkout's server. Beside the wall-clock figures (which
+    the machine's load moves), the CPU seconds the server spent serving them and those
+    the browser spent: the server's are what sharing work between sessions can cut."""
     out: dict[str, Any] = {"sessions": args.sessions, "uptime_start": uptime()}
-    with dashboard_process(work, timeout_s=120, root=root) as (url, process):
+    env = {}
+    if args.profile_server:
+        (work / "profiler").mkdir()
+        (work / "profiler" / "sitecustomize.py").write_text(PROFILER)
+        env = {"PYTHONPATH": str(work / "profiler"), "NEXUS_PROFILE_OUT": str(work / "prof")}
+    with dashboard_process(work, timeout_s=120, root=root, env=env) as (url, process):
         start = time.monotonic()
+        server_start, browser = cpu_s(process.pid), TreeCPU(skip=process.pid)
         record = asyncio.run(_load(url, args.sessions, args.timeout * 1000))
         out["wall_s"] = round(time.monotonic() - start, 1)
+        out["server_cpu_s"] = round(cpu_s(process.pid) - server_start, 1)
+        out["browser_cpu_s"] = round(browser.total(), 1)
         out["peak_rss_mb"] = round(rss_mb(process.pid, "VmHWM"))
     for name, values in record.items():
         out[name] = {
@@ -351,6 +460,8 @@ def load_run(root: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]
             "max_s": round(max(values), 2),
         }
     out["uptime_end"] = uptime()
+    if args.profile_server:
+        out["profile"] = server_profile(work / "prof")
     return out
 
 
@@ -358,6 +469,7 @@ def load_run(root: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]
 
 
 def markdown(results: dict[str, Any]) -> str:
+    dates = results.get("dates", {})
     lines = [
         "# Dashboard server memory and concurrent sessions",
         "",
@@ -366,6 +478,8 @@ def markdown(results: dict[str, Any]) -> str:
         "compare figures of one run only.",
         "",
         "## Calibration: a parsed file per byte of source (tracemalloc)",
+        "",
+        f"Measured {dates.get('calibration', results['date'])}.",
         "",
         "| files | n | source MB | measured MB | B per source B | estimate / measured |",
         "|---|---|---|---|---|---|",
@@ -382,6 +496,7 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             f"## Memory ({label}): {len(repos)} repositories of ~1 MB in turn, then an upload",
             "",
+            f"Measured {dates.get('memory', results['date'])}. "
             f"Budget `NEXUS_MEMORY_BUDGET_MB={run['budget_mb']}`. Load at start: "
             f"`{run['uptime_start']}`; at end: `{run['uptime_end']}`.",
             "",
@@ -402,17 +517,43 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             f"## {results['args']['sessions']} concurrent sessions (fake embedder)",
             "",
+            f"Measured {dates.get('load', results['date'])}, each checkout's own server in "
+            "turn (`--rounds` alternates them). "
+            "Server CPU: seconds the dashboard process spent serving all sessions; browser "
+            "CPU: Chromium and Playwright on the same cores. Wall-clock figures move with the "
+            "machine's load; the server's CPU seconds much less.",
+            "",
             "| code | first page load p50 / p95 (s) | action settle p50 / p95 / max (s) "
-            "| actions | wall (s) | peak RSS MB | load at start |",
-            "|---|---|---|---|---|---|---|",
+            "| actions | wall (s) | server CPU (s) | browser CPU (s) | peak RSS MB "
+            "| load at start / end |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for label, run in results["load"].items():
             first, act = run["first_load"], run["action"]
+            load = " / ".join(
+                run[f"uptime_{when}"].split("load average:")[-1].split(",")[0].strip()
+                for when in ("start", "end")
+            )
             lines.append(
                 f"| {label} | {first['p50_s']} / {first['p95_s']} | {act['p50_s']} / "
                 f"{act['p95_s']} / {act['max_s']} | {act['n']} | {run['wall_s']} | "
-                f"{run['peak_rss_mb']} | `{run['uptime_start'].split('load average:')[-1]}` |"
+                f"{run.get('server_cpu_s', '–')} | {run.get('browser_cpu_s', '–')} | "
+                f"{run['peak_rss_mb']} | {load} |"
             )
+    for label, run in results.get("load", {}).items():
+        if "profile" not in run:
+            continue
+        lines += [
+            "",
+            f"### Where the server's time goes ({label}, under cProfile, all threads)",
+            "",
+            "| cumulative s | call | | own s | call |",
+            "|---|---|---|---|---|",
+        ]
+        for (cum, cum_call), (own, own_call) in zip(
+            run["profile"]["cumulative"], run["profile"]["own"], strict=True
+        ):
+            lines.append(f"| {cum} | `{cum_call}` | | {own} | `{own_call}` |")
     return "\n".join(lines) + "\n"
 
 
@@ -427,6 +568,10 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="checkout of the code before, to compare")
     parser.add_argument("--before-upload", action="store_true", help="upload on --before too")
     parser.add_argument("--parts", default="calibration,memory,load")
+    parser.add_argument("--rounds", type=int, default=1, help="before/after pairs, alternated")
+    parser.add_argument(
+        "--profile-server", action="store_true", help="cProfile the server's threads (slower)"
+    )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     results: dict[str, Any] = {
@@ -436,8 +581,13 @@ def main() -> None:
         "memory": {},
         "load": {},
     }
-    runs = [("before", args.before)] if args.before else []
-    runs.append(("after", ROOT))
+    results["dates"] = {part: results["date"] for part in PARTS if part in parts}
+    keep_earlier(results, parts)
+    runs = []
+    for n in range(1, args.rounds + 1):  # alternated, so a change of load hits both
+        suffix = f" {n}" if args.rounds > 1 else ""
+        runs += [(f"before{suffix}", args.before)] if args.before else []
+        runs.append((f"after{suffix}", ROOT))
     if "calibration" in parts:
         print(f"calibration ({uptime()})", flush=True)
         results["calibration"] = calibrate(args.calibration_files)
@@ -446,7 +596,7 @@ def main() -> None:
         if "memory" in parts:
             print(f"memory, {label} ({uptime()})", flush=True)
             with tempfile.TemporaryDirectory() as work:
-                upload = label == "after" or args.before_upload
+                upload = label.startswith("after") or args.before_upload
                 results["memory"][label] = memory_run(root, Path(work), args, upload)
         if "load" in parts:
             print(f"load, {label} ({uptime()})", flush=True)
@@ -455,6 +605,24 @@ def main() -> None:
             print(json.dumps(results["load"][label], indent=1), flush=True)
         save(results)  # after each checkout, so a failure later keeps what was measured
     print(save(results))
+
+
+PARTS = ("calibration", "memory", "load")
+
+
+def keep_earlier(results: dict[str, Any], parts: set[str]) -> None:
+    """Copy the parts not run now from the last results file, with their dates, so a run
+    of one part does not drop the others' figures."""
+    path = RESULTS / "server_memory.json"
+    if not path.exists():
+        return
+    earlier = json.loads(path.read_text())
+    for part in PARTS:
+        if part not in parts and part in earlier:
+            results[part] = earlier[part]
+            results["dates"][part] = earlier.get("dates", {}).get(part, earlier["date"])
+            if part == "load":
+                results["args"]["sessions"] = earlier["args"]["sessions"]
 
 
 def save(results: dict[str, Any]) -> str:

@@ -149,15 +149,19 @@ if report["unsupported_languages"]:
 if not totals["files"]:
     st.stop()
 
-rows = state.shared(
-    "category_rows", shared_key, lambda: views.category_table(report["by_category_language"])
-)
 left, right = st.columns([3, 2])
 with left:
-    fig = state.shared("category_chart", shared_key, lambda: views.category_chart(rows))
+    fig = state.shared(
+        "category_chart",
+        shared_key,
+        lambda: views.category_chart(views.category_table(report["by_category_language"])),
+    )
     st.plotly_chart(fig, key="category_chart")
 with right:
     st.markdown("**Category × language**")
+    rows = state.shared_table(
+        "category_rows", shared_key, lambda: views.category_table(report["by_category_language"])
+    )
     st.dataframe(rows, hide_index=True)
 
 languages = [
@@ -176,7 +180,7 @@ st.markdown(f"**Not chunked ({len(skipped)} files)** and why")
 if skipped:
     columns = ["path", "category", "language", "reason", "left_out", "size"]
     st.dataframe(
-        state.shared("skipped", shared_key, lambda: pd.DataFrame(skipped)[columns]),
+        state.shared_table("skipped", shared_key, lambda: pd.DataFrame(skipped)[columns]),
         hide_index=True,
     )
 else:

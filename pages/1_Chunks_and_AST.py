@@ -91,7 +91,7 @@ with sizes:
     st.plotly_chart(fig, key="size_histogram")
 with table:
     st.dataframe(
-        state.shared(
+        state.shared_table(
             "chunk_table",
             (*state.file_key(repo, path, config), tuple(pieces)),
             lambda: views.chunk_table(chunks, pieces),

@@ -49,7 +49,7 @@ with this_file:
     line_chunks = chunk_analysis(analysis, lines_config, repo=repo.name)
     key = state.file_key(repo, path, config)
     st.dataframe(
-        state.shared(
+        state.shared_table(
             "file_summary",
             key,
             lambda: views.summary_table(
@@ -73,7 +73,7 @@ with whole:
     ast_fates = state.repo_fates(repo, config)
     key = state.settings_key(config)
     st.dataframe(
-        state.shared(
+        state.shared_table(
             "repo_summary",
             key,
             lambda: views.summary_table(
@@ -89,7 +89,7 @@ with whole:
     st.plotly_chart(fig, key="repo_sizes")
     st.markdown("**Per file**")
     st.dataframe(
-        state.shared(
+        state.shared_table(
             "per_file",
             key,
             lambda: views.per_file_table(line_all, ast_all, line_fates, ast_fates),

@@ -84,7 +84,7 @@ st.caption(
 eval_key = (st.session_state["index_key"], digest, config.lexical_weight)
 st.subheader("Metrics per strategy and query variant")
 st.dataframe(
-    state.shared(
+    state.shared_table(
         "eval_metrics",
         eval_key,
         lambda: views.table(*metrics_table(comparison.baseline, comparison.candidate)),
@@ -102,7 +102,9 @@ with cost:
 
 st.subheader("Per query")
 st.dataframe(
-    state.shared("eval_queries", eval_key, lambda: views.table(*comparison_table(comparison))),
+    state.shared_table(
+        "eval_queries", eval_key, lambda: views.table(*comparison_table(comparison))
+    ),
     hide_index=True,
 )
 st.caption(

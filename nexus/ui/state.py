@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import streamlit as st
+from streamlit import dataframe_util
 
 from nexus import footprint
 from nexus.builds import BuildManager, IndexBuild
@@ -215,6 +216,13 @@ def shared(kind: str, key: tuple[Hashable, ...], build: Callable[[], T]) -> T:
     and the settings), built once and drawn by every session that asks with the same key
     (``nexus/ui/views.py``; callers must not change it)."""
     return cached(("view", kind, *key), build, views.view_bytes)
+
+
+def shared_table(kind: str, key: tuple[Hashable, ...], build: Callable[[], Any]) -> Any:
+    """``shared`` for a table drawn with ``st.dataframe``: kept as the Arrow table that
+    ``st.dataframe`` would convert the data frame to on every rerun (the same bytes
+    reach the browser; the conversion is done once)."""
+    return shared(kind, key, lambda: dataframe_util.convert_pandas_df_to_arrow_table(build()))
 
 
 def file_key(repo: Repository, path: str, config: ChunkConfig | None = None) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import plotly.io as pio
+import pyarrow as pa
 
 from nexus.config import ChunkConfig
 from nexus.evaluation import Comparison, QueryOutcome, Target, target_mask
@@ -33,13 +34,13 @@ FIGURE_BYTES_PER_JSON_BYTE = 5
 
 
 def view_bytes(value: Any) -> int:
-    """Estimated memory of a kept view: figures, data frames, strings and tuples of them."""
+    """Estimated memory of a kept view: figures, tables, arrays, strings and tuples of them."""
     if isinstance(value, go.Figure):
         return FIGURE_BYTES + FIGURE_BYTES_PER_JSON_BYTE * len(pio.to_json(value, validate=False))
     if isinstance(value, pd.DataFrame):
         return int(value.memory_usage(index=True, deep=True).sum()) + 2_000
-    if isinstance(value, np.ndarray):
-        return value.nbytes + 100
+    if isinstance(value, np.ndarray | pa.Table):
+        return value.nbytes + 1_000
     if isinstance(value, int | float):
         return 32
     if isinstance(value, str | bytes):
