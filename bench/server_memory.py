@@ -304,18 +304,23 @@ async def _session(browser, url: str, timeout_ms: float, record: dict[str, list]
         link = page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=label)
         return link.click
 
-    record["action"].append(await _settle(page, nav("Chunks and AST"), timeout_ms))
+    async def action(label: str, act) -> None:
+        seconds = await _settle(page, act, timeout_ms)
+        record["action"].append(seconds)
+        record.setdefault(label, []).append(seconds)
+
+    await action("to Chunks", nav("Chunks and AST"))
     thumb = (
         page.locator("[data-testid='stSlider']").filter(has_text="max_tokens").get_by_role("slider")
     )
     for key in ("PageDown", "PageDown", "PageUp"):
-        record["action"].append(await _settle(page, lambda k=key: thumb.press(k), timeout_ms))
-    record["action"].append(await _settle(page, nav("Search"), timeout_ms))
+        await action("max_tokens", lambda k=key: thumb.press(k))
+    await action("to Search", nav("Search"))
     box = page.get_by_label("Query")
     for query in ("resize an image and upload the thumbnail", "copy an object to a new key"):
         await box.fill(query)
-        record["action"].append(await _settle(page, lambda: box.press("Enter"), timeout_ms))
-    record["action"].append(await _settle(page, nav("Compare"), timeout_ms))
+        await action("query", lambda: box.press("Enter"))
+    await action("to Compare", nav("Compare"))
     await context.close()
 
 
@@ -540,6 +545,18 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{run.get('server_cpu_s', '–')} | {run.get('browser_cpu_s', '–')} | "
                 f"{run['peak_rss_mb']} | {load} |"
             )
+    if results.get("load"):
+        actions = ("to Chunks", "max_tokens", "to Search", "query", "to Compare")
+        lines += [
+            "",
+            "Settle p50 / p95 (s) per action:",
+            "",
+            "| code | " + " | ".join(actions) + " |",
+            "|---|" + "---|" * len(actions),
+        ]
+        for label, run in results["load"].items():
+            cells = [f"{run[a]['p50_s']} / {run[a]['p95_s']}" if a in run else "–" for a in actions]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     for label, run in results.get("load", {}).items():
         if "profile" not in run:
             continue
@@ -568,7 +585,7 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="checkout of the code before, to compare")
     parser.add_argument("--before-upload", action="store_true", help="upload on --before too")
     parser.add_argument("--parts", default="calibration,memory,load")
-    parser.add_argument("--rounds", type=int, default=1, help="before/after pairs, alternated")
+    parser.add_argument("--rounds", type=int, default=1, help="before/after pairs (ABBA order)")
     parser.add_argument(
         "--profile-server", action="store_true", help="cProfile the server's threads (slower)"
     )
@@ -584,10 +601,11 @@ def main() -> None:
     results["dates"] = {part: results["date"] for part in PARTS if part in parts}
     keep_earlier(results, parts)
     runs = []
-    for n in range(1, args.rounds + 1):  # alternated, so a change of load hits both
-        suffix = f" {n}" if args.rounds > 1 else ""
-        runs += [(f"before{suffix}", args.before)] if args.before else []
-        runs.append((f"after{suffix}", ROOT))
+    for n in range(1, args.rounds + 1):  # before, after, after, before...: a rising load
+        suffix = f" {n}" if args.rounds > 1 else ""  # hits both alike
+        pair = [(f"before{suffix}", args.before)] if args.before else []
+        pair.append((f"after{suffix}", ROOT))
+        runs += pair if n % 2 else pair[::-1]
     if "calibration" in parts:
         print(f"calibration ({uptime()})", flush=True)
         results["calibration"] = calibrate(args.calibration_files)
