@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--output", type=Path, default=ROOT / "bench/results/rerun_profile.md")
     args = parser.parse_args()
-    root = args.root.resolve()
+    root, output = args.root.resolve(), args.output.resolve()
     sys.path.insert(0, str(root))
     os.chdir(root)
     os.environ["NEXUS_UI_EMBEDDER"] = "fake"
@@ -140,7 +140,7 @@ def main() -> None:
         pages = profile_pages(root, args.sessions, args.top)
         end = uptime()
     report = markdown(root, args.sessions, pages, (start, end))
-    args.output.write_text(report)
+    output.write_text(report)
     print(report)
 
 
