@@ -77,15 +77,20 @@ sys.path.insert(0, str(ROOT))
 class Expected:
     """Chunk counts the page must show for given settings (same calls as the page)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None, path: str | None = None) -> None:
+        """The sample (or the repository at ``root``) and its largest file (or ``path``)."""
         from nexus.config import DEFAULT_ENCODING
         from nexus.sources import open_repository
 
-        repo = open_repository(ROOT / "sample_repos" / SAMPLE, name=SAMPLE)
+        if root is None:
+            repo = open_repository(ROOT / "sample_repos" / SAMPLE, name=SAMPLE)
+        else:
+            repo = open_repository(root)
         paths = sorted(info.path for info in repo.files if info.chunkable)
         sizes = {info.path: info.size for info in repo.files}
         self.repo = repo
-        self.path = max(paths, key=lambda p: (sizes[p], p))  # state.file_picker's default
+        # state.file_picker's default
+        self.path = path or max(paths, key=lambda p: (sizes[p], p))
         self.encoding = DEFAULT_ENCODING
         from nexus.chunking.analysis import analyze
 
@@ -260,7 +265,11 @@ class Bench:
         return act
 
 
-def run_browser(url: str, expected: Expected, args: argparse.Namespace) -> dict[str, Any]:
+def run_browser(
+    url: str, expected: Expected, args: argparse.Namespace, query: str = ""
+) -> dict[str, Any]:
+    """Slider changes timed on Chunks and AST; ``query`` (``?repo=...&file=...``) is
+    added to the first URL opened, to choose another repository and file."""
     from playwright.sync_api import sync_playwright
 
     samples: dict[str, list[dict[str, Any]]] = {"max_tokens": [], "min_tokens": [], "profile": []}
@@ -271,9 +280,9 @@ def run_browser(url: str, expected: Expected, args: argparse.Namespace) -> dict[
         try:
             context = browser.new_context(viewport={"width": 1440, "height": 1000})
             page = context.new_page()
-            page.set_default_timeout(30_000)
+            page.set_default_timeout(args.timeout_s * 1000)
             t = time.perf_counter()
-            page.goto(url)
+            page.goto(url + query)
             wait_idle(page)
             home_s = time.perf_counter() - t
             t = time.perf_counter()
@@ -308,7 +317,9 @@ def run_browser(url: str, expected: Expected, args: argparse.Namespace) -> dict[
             for key in ("PageDown",):
                 for attempt in range(5):
                     try:
-                        bench.measure(bench.press("max_tokens", key), timeout_ms=8_000)
+                        bench.measure(
+                            bench.press("max_tokens", key), timeout_ms=args.timeout_s * 1000
+                        )
                         break
                     except Exception as exc:  # noqa: BLE001 - report and retry
                         print(f"  warm-up {key} attempt {attempt + 1}: {type(exc).__name__}")
@@ -331,7 +342,7 @@ def run_browser(url: str, expected: Expected, args: argparse.Namespace) -> dict[
                 bench.need_counts([before["max_tokens"]], min_values, [pr0, other])
                 bench.need_counts(max_values, [before["min_tokens"]], [before["profile"]])
                 try:
-                    result = bench.measure(act)
+                    result = bench.measure(act, timeout_ms=args.timeout_s * 1000)
                 except Exception as exc:  # noqa: BLE001 - a lost sample is reported, not fatal
                     print(f"  {kind:10s} {what:10s} FAILED: {type(exc).__name__}: {exc}"[:300])
                     samples[kind].append({"error": f"{type(exc).__name__}", "action": what})
@@ -723,6 +734,9 @@ def main(argv: list[str] | None = None) -> int:
         "--n-other", type=int, default=6, help="min_tokens and profile changes each (default 6)"
     )
     parser.add_argument("--no-profile", action="store_true", help="skip the server profile")
+    parser.add_argument(
+        "--timeout-s", type=int, default=30, help="page load and settle limit (default 30)"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="runs per profiled step")
     parser.add_argument("--top", type=int, default=25, help="cProfile rows kept")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")

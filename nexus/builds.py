@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,10 +50,11 @@ SNAPSHOT_GROWTH = 1.25
 
 _SERIALS = itertools.count(1)
 
-QUEUED, LOADING, EMBEDDING = "queued", "loading the embedding model", "embedding"
+QUEUED, CHUNKING = "queued", "chunking files"
+LOADING, EMBEDDING = "loading the embedding model", "embedding"
 DONE, CANCELLED, IDLE, FAILED = "done", "cancelled", "stopped (nobody waiting)", "failed"
 OPENED = "opened the saved index"
-RUNNING_PHASES = (QUEUED, LOADING, EMBEDDING)
+RUNNING_PHASES = (QUEUED, CHUNKING, LOADING, EMBEDDING)
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,13 @@ class BuildProgress:
 
     phase: str
     done: int  # chunks whose vectors are in the index so far
-    total: int
+    total: int  # chunks made so far (all of them once every file is chunked)
     embedded: int  # of those, texts the model embedded (the rest came from the cache)
     rate: float | None  # chunks per second since embedding began
     error: str = ""
+    files_done: int = 1  # files chunked so far
+    files: int = 1
+    model_loading: bool = False  # the model is still loading (while files are chunked)
 
     @property
     def running(self) -> bool:
@@ -77,23 +81,46 @@ class BuildProgress:
         return self.phase in (DONE, OPENED)
 
     @property
+    def chunking(self) -> bool:
+        return self.files_done < self.files
+
+    @property
+    def expected_total(self) -> int:
+        """Chunks there will be: counted once every file is chunked, estimated before
+        from the chunks per file so far."""
+        if not self.chunking or not self.files_done:
+            return self.total
+        return max(self.total, round(self.total * self.files / self.files_done))
+
+    @property
     def fraction(self) -> float:
-        return self.done / self.total if self.total else 1.0
+        total = self.expected_total
+        return self.done / total if total else 1.0
 
     @property
     def eta_s(self) -> float | None:
         """Seconds left at the current rate (None before the first batch)."""
         if not self.rate:
             return None
-        return (self.total - self.done) / self.rate
+        return (self.expected_total - self.done) / self.rate
 
     def summary(self) -> str:
-        """One line for people: phase, chunks done, speed, time left, cache share."""
-        if self.phase in (QUEUED, LOADING):
+        """One line for people: phase, files chunked, chunks embedded, speed, time left,
+        cache share, and whether the model is still loading."""
+        if self.phase == QUEUED or (self.phase == LOADING and not self.done):
             return f"{self.phase.capitalize()}… ({self.total:,} chunks to index)"
         if self.phase == OPENED:
             return f"{self.phase} ({self.total:,} chunks, nothing embedded)"
-        parts = [self.phase, f"{self.done:,}/{self.total:,} chunks ({self.fraction:.0%})"]
+        parts = [self.phase]
+        if self.chunking:
+            parts.append(
+                f"{self.files_done:,}/{self.files:,} files chunked, {self.total:,} chunks so far"
+            )
+            parts.append(f"{self.done:,}/about {self.expected_total:,} chunks embedded")
+        else:
+            parts.append(f"{self.done:,}/{self.total:,} chunks ({self.fraction:.0%})")
+        if self.model_loading:
+            parts.append("loading the embedding model meanwhile")
         if self.rate:
             parts.append(f"{self.rate:,.1f} chunks/s")
         if self.running and self.eta_s is not None:
@@ -115,11 +142,22 @@ def _duration(seconds: float) -> str:
     return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
 
 
+@dataclass(frozen=True)
+class ChunkStream:
+    """Chunks made file by file on the build's thread (one list per file), so the page
+    answers from the first files while the rest are still being chunked."""
+
+    parts: Iterable[Sequence[Chunk]]
+    files: int
+
+
 class IndexBuild:
-    """Embeds ``chunks`` batch by batch on a thread into a growing ``VectorIndex``.
+    """Chunks (when given a ``ChunkStream``) and embeds batch by batch on a thread into a
+    growing ``VectorIndex``; the model loads on a second thread meanwhile.
 
     Args:
-        chunks: what to index (their ``embedding_text`` is embedded).
+        chunks: what to index (their ``embedding_text`` is embedded): a list, or a
+            ``ChunkStream`` read on the build's thread.
         embedder: a ``CachedEmbedder``: every batch reaches the cache before the next.
         batch: chunks per batch (one cache commit each).
         idle_after: stop when ``touch`` has not been called for this many seconds.
@@ -129,14 +167,16 @@ class IndexBuild:
 
     def __init__(
         self,
-        chunks: Sequence[Chunk],
+        chunks: Sequence[Chunk] | ChunkStream,
         embedder: CachedEmbedder,
         batch: int = BUILD_BATCH,
         idle_after: float = IDLE_AFTER,
         clock: Callable[[], float] = time.monotonic,
         on_done: Callable[[VectorIndex], object] | None = None,
     ) -> None:
-        self.chunks = tuple(chunks)
+        self._stream = chunks if isinstance(chunks, ChunkStream) else ChunkStream([chunks], 1)
+        self.chunks: list[Chunk] | Sequence[Chunk] = []  # grows as files are chunked
+        self._files_done = 0
         self.on_done = on_done
         self.embedder = embedder
         self.batch = batch
@@ -144,23 +184,24 @@ class IndexBuild:
         self._clock = clock
         self._lock = threading.Lock()
         self._cancel = threading.Event()
+        self._loaded = threading.Event()
         self._seen = clock()
         self._vectors: list[np.ndarray] = []
         self._done = self._embedded = 0
         self._phase, self._error = QUEUED, ""
         self._began: float | None = None
         self._snapshot: VectorIndex | None = None
-        self._keywords: LexicalIndex | None = None
+        self._keywords: tuple[int, LexicalIndex] | None = None  # (chunks it covers, index)
         self._thread = threading.Thread(target=self._run, name=BUILD_THREAD, daemon=True)
         self.serial = next(_SERIALS)  # tells builds of one key apart (who started which)
-        self._base_bytes = footprint.chunks_bytes(self.chunks)
-        self._snapshot_bytes = self._keyword_bytes = 0
+        self._base_bytes = self._snapshot_bytes = self._keyword_bytes = 0
 
     @classmethod
     def opened(cls, index: VectorIndex, embedder: CachedEmbedder) -> IndexBuild:
         """A finished build around a saved index (no thread, nothing embedded)."""
         build = cls((), embedder)
         build.chunks = index.chunks  # read from the memory-mapped file only when asked
+        build._files_done = build._stream.files
         build._done, build._phase, build._snapshot = len(index), OPENED, index
         folder = index.folder
         build._snapshot_bytes = (
@@ -194,7 +235,15 @@ class IndexBuild:
                 elapsed = self._clock() - self._began
                 rate = self._done / elapsed if elapsed > 0 else None
             return BuildProgress(
-                self._phase, self._done, len(self.chunks), self._embedded, rate, self._error
+                self._phase,
+                self._done,
+                len(self.chunks),
+                self._embedded,
+                rate,
+                self._error,
+                files_done=self._files_done,
+                files=self._stream.files,
+                model_loading=self._phase in RUNNING_PHASES and not self._loaded.is_set(),
             )
 
     def nbytes(self) -> int:
@@ -212,6 +261,7 @@ class IndexBuild:
         with self._lock:
             done, vectors = self._done, list(self._vectors)
             snapshot, running = self._snapshot, self._phase in RUNNING_PHASES
+            chunks = self.chunks[:done]
         if not done:
             return None
         if snapshot is not None:
@@ -219,23 +269,31 @@ class IndexBuild:
             if len(snapshot) == done or fresh_enough:
                 return snapshot
         vectors_so_far = np.concatenate(vectors)
-        snapshot = VectorIndex.build(self.chunks[:done], vectors_so_far, self.embedder.name)
+        snapshot = VectorIndex.build(chunks, vectors_so_far, self.embedder.name)
         size = footprint.index_bytes(snapshot.chunks, snapshot.dim)
         with self._lock:
             self._snapshot, self._snapshot_bytes = snapshot, size
         return snapshot
 
     def keyword_hits(self, query: str, k: int) -> list[Hit]:
-        """The ``k`` best chunks by keywords (BM25) over *all* chunks: an answer before
-        any vector exists (chunks without a matching term are left out)."""
-        if self._keywords is None:
-            texts = [c.embedding_text for c in self.chunks]
-            self._keywords = LexicalIndex(texts)
+        """The ``k`` best chunks by keywords (BM25) over every chunk made so far: an
+        answer before any vector exists (chunks without a matching term are left out).
+        While files are being chunked the table is rebuilt after ``SNAPSHOT_GROWTH``."""
+        with self._lock:
+            chunks = list(self.chunks)
+            chunking = self._files_done < self._stream.files
+        found = self._keywords
+        if found is None or (
+            found[0] != len(chunks) and (not chunking or len(chunks) >= SNAPSHOT_GROWTH * found[0])
+        ):
+            texts = [c.embedding_text for c in chunks]
+            found = self._keywords = (len(chunks), LexicalIndex(texts))
             self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
-        scores = self._keywords.scores(query)
+        covered, keywords = found
+        scores = keywords.scores(query)
         order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
         return [
-            Hit(chunk=self.chunks[i], score=float(scores[i]), rank=rank)
+            Hit(chunk=chunks[i], score=float(scores[i]), rank=rank)
             for rank, i in enumerate(order, start=1)
         ]
 
@@ -250,23 +308,60 @@ class IndexBuild:
             return IDLE
         return None
 
+    def _load_model(self) -> None:
+        try:
+            _ = self.embedder.dim  # loads the model (minutes on a busy machine)
+        except Exception:  # noqa: BLE001 - raised again, and reported, on the build's thread
+            pass
+        finally:
+            self._loaded.set()
+
+    def _embed_batch(self) -> str | None:
+        """Embed the next batch; the reason to stop instead, if any."""
+        reason = self._stop_reason()
+        if reason is not None:
+            return reason
+        with self._lock:
+            part = self.chunks[self._done : self._done + self.batch]
+            if self._began is None:
+                self._began = self._clock()
+        vectors = self.embedder.encode([c.embedding_text for c in part])
+        with self._lock:
+            self._vectors.append(vectors)
+            self._done += len(part)
+            self._embedded += self.embedder.last_misses
+        return None
+
     def _run(self) -> None:
         try:
-            self._set_phase(LOADING)
-            _ = self.embedder.dim  # loads the model (minutes on a busy machine)
-            with self._lock:
-                self._phase, self._began = EMBEDDING, self._clock()
-            for start in range(0, len(self.chunks), self.batch):
+            loader = threading.Thread(target=self._load_model, daemon=True)
+            loader.start()
+            self._set_phase(CHUNKING)
+            for part in self._stream.parts:
                 reason = self._stop_reason()
                 if reason is not None:
                     self._set_phase(reason)
                     return
-                part = self.chunks[start : start + self.batch]
-                vectors = self.embedder.encode([c.embedding_text for c in part])
                 with self._lock:
-                    self._vectors.append(vectors)
-                    self._done += len(part)
-                    self._embedded += self.embedder.last_misses
+                    self.chunks.extend(part)  # readers copy what they use, under the lock
+                    self._files_done += 1
+                    self._base_bytes += footprint.chunks_bytes(part)
+                # Embed while chunking once the model is in (the first answer sooner).
+                while self._loaded.is_set() and len(self.chunks) - self._done >= self.batch:
+                    self._set_phase(CHUNKING)
+                    reason = self._embed_batch()
+                    if reason is not None:
+                        self._set_phase(reason)
+                        return
+            self._set_phase(LOADING)
+            loader.join()
+            _ = self.embedder.dim  # raises here if the model could not be loaded
+            self._set_phase(EMBEDDING)
+            while self._done < len(self.chunks):
+                reason = self._embed_batch()
+                if reason is not None:
+                    self._set_phase(reason)
+                    return
             index = self.index()
             with self._lock:
                 self._vectors = []  # the finished snapshot holds them

@@ -158,19 +158,24 @@ def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None) -> None:
 
 def show_side(title: str, build: IndexBuild, key: str) -> None:
     """One index's answer: dense (+ keyword) over what is embedded; while the build runs,
-    also keyword (BM25) hits over every chunk, and the answer is marked partial."""
+    also keyword (BM25) hits over every chunk made so far, and the answer is marked
+    partial."""
     st.markdown(f"#### {title}")
     progress = build.progress()
     index = build.index()
-    model_ready = progress.phase not in (builds.QUEUED, builds.LOADING)
     if not progress.complete:
-        st.warning(
-            f"Partial: {progress.done:,} of {progress.total:,} chunks embedded so far "
-            f"({progress.phase}); keyword (BM25) results cover all chunks."
+        covered = (
+            f"the {progress.total:,} chunks of the {progress.files_done:,} files chunked so far"
+            if progress.chunking
+            else "all chunks"
         )
-        st.markdown("**Keyword (BM25), all chunks**")
+        st.warning(
+            f"Partial: {progress.done:,} of {progress.expected_total:,} chunks embedded so far "
+            f"({progress.phase}); keyword (BM25) results cover {covered}."
+        )
+        st.markdown(f"**Keyword (BM25), {covered}**")
         show_hits(build.keyword_hits(query, k), target)
-        if index is None or not model_ready:
+        if index is None:  # nothing embedded yet (the model may still be loading)
             return
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
     if index is None:  # a repository without chunks

@@ -3,6 +3,8 @@ embeds nothing twice, requesters share one build, an idle build stops."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -130,6 +132,8 @@ def test_keyword_hits_answer_before_any_vector(cache: EmbeddingCache) -> None:
     inner = GatedEmbedder()
     chunks = [*CHUNKS, make_chunk("pay", text="function refundPayment(payment) {}")]
     build = builds.IndexBuild(chunks, CachedEmbedder(inner, cache), batch=3).start()
+    assert inner.waiting.acquire(timeout=10)  # chunks made, the first batch held
+    inner.waiting.release()
     assert build.index() is None  # nothing embedded yet
     hits = build.keyword_hits("refund payment", 3)
     assert [h.chunk.id for h in hits] == ["pay"] and hits[0].rank == 1
@@ -153,6 +157,9 @@ def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
     manager = builds.BuildManager(batch=3, memory=lambda: memory)
     inner = GatedEmbedder()
     running = manager.request("a", lambda: CHUNKS, CachedEmbedder(inner, cache))
+    assert inner.waiting.acquire(timeout=10)  # chunks made, the first batch waits
+    inner.waiting.release()
+    assert manager.get("a") is running
     assert memory.used == running.nbytes() > 0
     memory.put("other work", object(), memory.budget)  # pushes the build's entry out
     assert manager.get("a") is running  # a running build is kept and put back
@@ -164,3 +171,44 @@ def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
     assert memory.get(("build", "a")) is running and memory.used >= running.nbytes()
     memory.put("more work", object(), memory.budget)  # now a finished build goes
     assert manager.get("a") is None and manager.builds() == []
+
+
+def test_a_stream_is_chunked_on_the_build_thread_and_answers_from_its_first_files(
+    cache: EmbeddingCache,
+) -> None:
+    more = threading.Event()
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+    ]
+    chunks = [make_chunk(w, text=f"function {w}() {{ return 1 }}") for w in words]
+
+    def files():
+        yield chunks[:2]  # the first file; the others wait for the test
+        assert more.wait(10)
+        for i in range(2, 10, 2):
+            yield chunks[i : i + 2]
+
+    stream = builds.ChunkStream(files(), files=5)
+    build = builds.IndexBuild(stream, CachedEmbedder(HashingEmbedder(dim=16), cache), batch=2)
+    build.start()
+    deadline = time.monotonic() + 10
+    while build.progress().files_done < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    progress = build.progress()
+    assert progress.chunking and progress.total == 2 and progress.expected_total == 10
+    assert "1/5 files chunked, 2 chunks so far" in progress.summary()
+    assert [h.chunk.id for h in build.keyword_hits("bravo", 1)] == ["bravo"]
+    more.set()
+    build.join(10)
+    done = build.progress()
+    assert (done.phase, done.done, done.total, done.files_done) == ("done", 10, 10, 5)
+    assert [h.chunk.id for h in build.keyword_hits("hotel", 1)] == ["hotel"]

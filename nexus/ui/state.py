@@ -13,7 +13,7 @@ import ctypes
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +22,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from nexus import footprint
-from nexus.builds import BuildManager, IndexBuild
+from nexus.builds import BuildManager, ChunkStream, IndexBuild
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
@@ -398,13 +398,15 @@ def chunkable_paths(repo: Repository) -> list[str]:
 # --- analyses and chunks -------------------------------------------------------------
 
 
-def file_analysis(repo: Repository, path: str, encoding: str = DEFAULT_ENCODING) -> FileAnalysis:
+def file_analysis(
+    repo: Repository, path: str, encoding: str = DEFAULT_ENCODING, digest: str | None = None
+) -> FileAnalysis:
     """The parsed file, cached by path and content hash (parsing is the expensive step).
 
     Its size is taken again on every use: it remembers the chunks of each setting
-    it was chunked with.
+    it was chunked with. A build's thread has no session: it passes the ``digest``.
     """
-    key = ("analysis", path, file_digest(repo, path), encoding)
+    key = ("analysis", path, digest or file_digest(repo, path), encoding)
     analysis = cached(key, lambda: analyze(repo.read(path), encoding), footprint.analysis_bytes)
     memory().resize(key, footprint.analysis_bytes(analysis))
     return analysis
@@ -690,9 +692,10 @@ def index_build(
     identity = identity_for(repo.name, digest, chosen, embedder.name)
     key = _build_key(repo, config, strategy)
     before = BUILDS.get(key)
+    digests = {path: file_digest(repo, path) for path in chunkable_paths(repo)}
     build = BUILDS.request(
         key,
-        lambda: repo_chunks(repo, chosen),
+        lambda: ChunkStream(_file_chunks(repo, chosen, digests), len(digests)),
         with_cache,
         resume,
         saved=None if rebuild else lambda: store.open(identity),
@@ -701,6 +704,15 @@ def index_build(
     if build is not before:
         st.session_state.setdefault("started_builds", set()).add(build.serial)
     return build
+
+
+def _file_chunks(
+    repo: Repository, config: ChunkConfig, digests: dict[str, str]
+) -> Iterator[list[Chunk]]:
+    """The chunks of each file in turn, on a build's thread (parses cached as usual)."""
+    for path, digest in digests.items():
+        analysis = file_analysis(repo, path, config.encoding, digest)
+        yield chunk_analysis(analysis, config, repo=repo.name)
 
 
 def build_origin(build: IndexBuild) -> str:
