@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from nexus import builds
 from nexus.embedding import CachedEmbedder, ModelUnavailableError
 from nexus.evaluation import (
     QuerySetError,
@@ -57,18 +58,57 @@ if unreachable:
     st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
 
 try:
-    engine = state.side_by_side(repo, config)
+    # The indexes Search builds, shared by every session: opened from a saved index, or
+    # built in the background (AST first, then line-based), resumed if cancelled.
+    ast_build = state.index_build(repo, config, "ast", resume=True)
+    lines_build = (
+        state.index_build(repo, config, "lines", resume=True)
+        if ast_build.progress().complete
+        else None
+    )
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
+
+
+@st.fragment(run_every=1.0)
+def wait_for_indexes() -> None:
+    """The builds' progress, every second; the whole page once both indexes are in."""
+    ast_now = state.index_build(repo, config, "ast", resume=True)
+    lines_now = (
+        state.index_build(repo, config, "lines", resume=True)
+        if ast_now.progress().complete
+        else None
+    )
+    st.info("The query set runs once both indexes are built (the same builds as Search).")
+    for label, build in (("AST index", ast_now), ("Line-based index", lines_now)):
+        if build is None:
+            st.caption(f"{label}: built when the AST index is done.")
+            continue
+        progress = build.progress()
+        text = f"{label}: {safe.md(progress.summary())} · {state.build_origin(build)}"
+        if progress.phase == builds.FAILED:
+            st.error(text)
+        else:
+            st.progress(progress.fraction, text=text)
+    if lines_now is not None and lines_now.progress().complete:
+        st.rerun()
+
+
+if lines_build is None or not lines_build.progress().complete:
+    wait_for_indexes()
+    st.stop()
+lines_index, ast_index = lines_build.index(), ast_build.index()
+embedder = state.get_embedder(config.words_view)
+index_key = state.index_key(repo, config)
 digest = hashlib.sha256(data).hexdigest()
 comparison = state.cached(  # a revisit with nothing changed reads it back
-    ("comparison", st.session_state["index_key"], digest, config.lexical_weight),
+    ("comparison", index_key, digest, config.lexical_weight),
     lambda: compare(
         queries,
-        engine.lines_index,
-        engine.ast_index,
-        engine.embedder,
+        lines_index,
+        ast_index,
+        ast_build.embedder,
         k=10,
         lexical_weight=config.lexical_weight,
     ),
@@ -77,11 +117,11 @@ comparison = state.cached(  # a revisit with nothing changed reads it back
 st.caption(
     f"{len(queries)} queries · line windows of {config.line_window} vs AST "
     f"max {config.max_tokens} / min {config.min_tokens} · "
-    f"embedder {safe.code(engine.embedder.name)} · "
+    f"embedder {safe.code(embedder.name)} · "
     "a hit is a chunk holding at least half of the target's lines."
 )
 
-eval_key = (st.session_state["index_key"], digest, config.lexical_weight)
+eval_key = (index_key, digest, config.lexical_weight)
 st.subheader("Metrics per strategy and query variant")
 st.dataframe(
     state.shared_table(
@@ -133,14 +173,14 @@ if run or missing:
     # A rerun for the setting in use alone when only the sliders moved since the sweep.
     grid_max, grid_min = (sorted(maxes), sorted(mins)) if run else ([], [])
     bar = st.progress(0.0, text="Sweeping: starting")
-    embedder = CachedEmbedder(engine.embedder, state.embedding_cache())
+    with_cache = CachedEmbedder(embedder, state.embedding_cache())
     try:
         found = sweep(
             state.repo_analyses(repo),
             repo.name,
             config,
             queries,
-            embedder,
+            with_cache,
             max_tokens=grid_max,
             min_tokens=grid_min,
             progress=lambda share, what: bar.progress(min(share, 1.0), text=f"Sweeping: {what}"),

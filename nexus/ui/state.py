@@ -39,7 +39,6 @@ from nexus.fragmentation import UnitFate, unit_fates
 from nexus.lru import ByteLRU
 from nexus.pipeline import chunk_analysis
 from nexus.report import function_rows
-from nexus.search import SideBySide
 from nexus.selection import DEFAULT_SELECTION, SWITCHES, FileSelection, parse_languages
 from nexus.sources import (
     IngestError,
@@ -50,10 +49,8 @@ from nexus.sources import (
 )
 from nexus.store import (
     IndexStore,
-    chunk_and_embed,
     files_digest,
     identity_for,
-    open_or_build,
 )
 from nexus.types import CHUNKABLE_LANGUAGES, Category, Chunk, Unit
 from nexus.ui import render, safe, views
@@ -617,45 +614,6 @@ def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[
     return progress, bar.empty
 
 
-def side_by_side(repo: Repository, config: ChunkConfig, refresh: bool = False) -> SideBySide:
-    """Line-based and AST indexes of the repository, built once per repo + settings.
-
-    Saved indexes that match the files, settings and model (``nexus index``, ``nexus
-    search``, another session) are opened instead of built; ``refresh`` builds anew.
-    Raises ``ModelUnavailableError`` when the model is missing.
-    """
-    embedder = get_embedder(config.words_view)
-    lines_config = config.with_(strategy="lines")
-    key = (repo_key(), _index_settings(config.with_(strategy="ast")), lines_config.line_window)
-    key = ("index", *key, embedder.name)
-    if refresh:
-        memory().discard(key)
-
-    def build() -> SideBySide:
-        configs = {"lines": lines_config, "ast": config.with_(strategy="ast")}
-        digest = files_digest(repo.source_files())
-        identities = [identity_for(repo.name, digest, c, embedder.name) for c in configs.values()]
-        with_cache = CachedEmbedder(embedder, embedding_cache())
-        progress, done = progress_callback("Embedding chunks…")
-        try:
-            lines, ast = open_or_build(
-                IndexStore(embedding_cache().folder / "indexes"),
-                identities,
-                chunk_and_embed(
-                    lambda missing: [repo_chunks(repo, configs[i.strategy]) for i in missing],
-                    with_cache,
-                    progress,
-                ),
-                rebuild=refresh,
-            )
-        finally:
-            done()
-        return SideBySide.from_indexes(lines.index, ast.index, with_cache)
-
-    st.session_state["index_key"] = key
-    return cached(key, build, _side_by_side_bytes)
-
-
 #: The process's background index builds, shared by every session (see ``nexus.builds``);
 #: their memory counts against the server's budget.
 BUILDS = BuildManager(memory=memory)
@@ -725,19 +683,18 @@ def build_origin(build: IndexBuild) -> str:
     return "built earlier on this server and reused as it is (nothing embedded now)"
 
 
+def index_key(repo: Repository, config: ChunkConfig) -> tuple[Hashable, ...]:
+    """What the line-based and AST indexes of these settings are built from (for caching
+    what is computed over them)."""
+    return tuple(_build_key(repo, config, strategy) for strategy in ("lines", "ast"))
+
+
 def forget_builds(repo: Repository, config: ChunkConfig) -> None:
     """Drop both builds of these settings: the next request re-chunks and re-indexes
     (the embedding cache makes that quick)."""
     for strategy in ("ast", "lines"):
         BUILDS.forget(_build_key(repo, config, strategy))
         memory().discard(("chunks", repo_key(), _index_settings(config.with_(strategy=strategy))))
-
-
-def _side_by_side_bytes(engine: SideBySide) -> int:
-    return sum(
-        footprint.index_bytes(index.chunks, index.dim)
-        for index in (engine.lines_index, engine.ast_index)
-    )
 
 
 @st.cache_resource(show_spinner=False)

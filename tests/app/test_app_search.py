@@ -227,3 +227,22 @@ def test_the_model_load_is_announced_and_keywords_answer_meanwhile(page, monkeyp
     (build,) = state.BUILDS.builds()
     build.join(30)
     assert build.progress().phase == "done"
+
+
+def test_evaluate_waits_for_the_shared_builds_and_reuses_them(page, gated) -> None:
+    search = page("search").run()
+    (ast_build,) = state.BUILDS.builds()
+    evaluate = page("evaluate").run()
+    assert not evaluate.exception
+    assert any("once both indexes are built" in i.value for i in evaluate.info)
+    assert "AST index" in shown(evaluate.get("progress")[0].proto.text)
+    assert state.BUILDS.builds() == [ast_build]  # Search's build, not a second one
+    finish(ast_build, gated)
+    search.run()  # the line-based build starts once the AST one is done
+    lines_build = next(b for b in state.BUILDS.builds() if b is not ast_build)
+    finish(lines_build, gated)
+    evaluate.run()
+    assert not evaluate.exception
+    assert evaluate.dataframe  # the metrics table
+    assert len(state.BUILDS.builds()) == 2
+    assert len(gated.embedded) == len(set(gated.embedded))
