@@ -35,7 +35,7 @@ refresh = st.button(
 if refresh:
     state.forget_builds(repo, config)
 try:
-    state.index_build(repo, config, "ast", rebuild=refresh)
+    first_build = state.index_build(repo, config, "ast", rebuild=refresh)
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
@@ -45,21 +45,28 @@ query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
 k = right.slider("Top k", *state.SLIDERS["k"][:2], key="k")
-targets = state.unit_targets(repo)
-if st.session_state.get("target") not in ("", None, *targets):
-    st.session_state["target"] = ""
-target_id = st.selectbox(
-    "Expected target (optional): where the answer lives",
-    ["", *sorted(targets, key=lambda t: (targets[t].file, targets[t].start_line))],
-    key="target",
-    format_func=lambda t: (
-        "(none)"
-        if not t
-        else f"{targets[t].qualname} ({targets[t].kind}) · {targets[t].file}:"
-        f"{targets[t].start_line}–{targets[t].end_line}"
-    ),
-)
-target = targets.get(target_id) if target_id else None
+# The units come from every file's parse: listed once the build has chunked every file
+# (parsing them all here first would hold the first answer back).
+CHUNKING_AT_START = first_build.progress().chunking
+target, target_id = None, ""
+if CHUNKING_AT_START:
+    st.caption("Expected target: the repository's units are listed once every file is chunked.")
+else:
+    targets = state.unit_targets(repo)
+    if st.session_state.get("target") not in ("", None, *targets):
+        st.session_state["target"] = ""
+    target_id = st.selectbox(
+        "Expected target (optional): where the answer lives",
+        ["", *sorted(targets, key=lambda t: (targets[t].file, targets[t].start_line))],
+        key="target",
+        format_func=lambda t: (
+            "(none)"
+            if not t
+            else f"{targets[t].qualname} ({targets[t].kind}) · {targets[t].file}:"
+            f"{targets[t].start_line}–{targets[t].end_line}"
+        ),
+    )
+    target = targets.get(target_id) if target_id else None
 lines_now = st.checkbox(
     "Build the line-based index now",
     key="lines_now",
@@ -201,6 +208,10 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
     show_hits(outcome.hits, target)
 
 
+def chunking() -> bool:
+    return current_builds()[0].progress().chunking
+
+
 def any_running() -> bool:
     return any(b is not None and b.progress().running for b in current_builds())
 
@@ -215,8 +226,8 @@ def results() -> None:
     show_progress("AST index", ast_build, "ast")
     if lines_build is not None:
         show_progress("Line-based index", lines_build, "lines")
-    if RUNNING_AT_START and not any_running():
-        st.rerun()  # all done: redraw the page once, without the timer
+    if (RUNNING_AT_START and not any_running()) or (CHUNKING_AT_START and not chunking()):
+        st.rerun()  # redraw the page once: the targets are in, or all is done
     if not query.strip():
         st.info("Type a query to search. The URL keeps query and settings, for sharing.")
         return
