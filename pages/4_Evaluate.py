@@ -131,7 +131,7 @@ st.dataframe(
     ),
     hide_index=True,
 )
-quality, cost = st.columns([2, 1])
+quality, cost = st.container(key="nx_stack_eval_charts").columns([2, 1])
 bars = state.shared("eval_bars", eval_key, lambda: views.metric_bars(comparison))
 with quality:
     fig = state.shared("eval_quality", eval_key, lambda: views.quality_chart(bars))
@@ -226,7 +226,7 @@ table = pd.DataFrame(
     }
     for r in results
 )
-charts = st.columns(2)
+charts = st.container(key="nx_stack_sweep_charts").columns(2)
 for column, metric in zip(charts, ("MRR@10", "lines@5"), strict=True):
     fig = px.line(
         table,
