@@ -94,7 +94,7 @@ def watch(page, link: str, until: list[str], timeout_s: float) -> dict[str, Any]
         for name, hit in (
             ("drawn", progress),
             ("keyword", KEYWORD.search(text)),
-            ("loading", "Loading the embedding model" in text),
+            ("loading", "loading the embedding model" in text.lower()),
             ("dense", DENSE.search(text)),
             ("done_hits", DONE_HITS.search(text)),
         ):

@@ -107,7 +107,7 @@ class BuildProgress:
     def summary(self) -> str:
         """One line for people: phase, files chunked, chunks embedded, speed, time left,
         cache share, and whether the model is still loading."""
-        if self.phase == QUEUED or (self.phase == LOADING and not self.done):
+        if self.phase == QUEUED or (self.phase == LOADING and not self.chunking):
             return f"{self.phase.capitalize()}… ({self.total:,} chunks to index)"
         if self.phase == OPENED:
             return f"{self.phase} ({self.total:,} chunks, nothing embedded)"
@@ -119,7 +119,7 @@ class BuildProgress:
             parts.append(f"{self.done:,}/about {self.expected_total:,} chunks embedded")
         else:
             parts.append(f"{self.done:,}/{self.total:,} chunks ({self.fraction:.0%})")
-        if self.model_loading:
+        if self.model_loading and self.phase != LOADING:
             parts.append("loading the embedding model meanwhile")
         if self.rate:
             parts.append(f"{self.rate:,.1f} chunks/s")
@@ -316,6 +316,15 @@ class IndexBuild:
         finally:
             self._loaded.set()
 
+    def _wait_for_model(self) -> str | None:
+        """Until the model is loaded; the reason to stop instead, if any."""
+        self._set_phase(LOADING)
+        while not self._loaded.wait(0.5):
+            reason = self._stop_reason()
+            if reason is not None:
+                return reason
+        return None
+
     def _embed_batch(self) -> str | None:
         """Embed the next batch; the reason to stop instead, if any."""
         reason = self._stop_reason()
@@ -346,7 +355,14 @@ class IndexBuild:
                     self.chunks.extend(part)  # readers copy what they use, under the lock
                     self._files_done += 1
                     self._base_bytes += footprint.chunks_bytes(part)
-                # Embed while chunking once the model is in (the first answer sooner).
+                if not self._done and len(self.chunks) >= self.batch:
+                    # The first batch waits for the model rather than share the
+                    # interpreter with more chunking: the first dense answer sooner.
+                    reason = self._wait_for_model()
+                    if reason is not None:
+                        self._set_phase(reason)
+                        return
+                # Embed while chunking once the model is in.
                 while self._loaded.is_set() and len(self.chunks) - self._done >= self.batch:
                     self._set_phase(CHUNKING)
                     reason = self._embed_batch()
