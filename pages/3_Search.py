@@ -35,7 +35,7 @@ refresh = st.button(
 if refresh:
     state.forget_builds(repo, config)
 try:
-    first_build = state.index_build(repo, config, "ast", rebuild=refresh)
+    state.index_build(repo, config, "ast", rebuild=refresh)
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
@@ -45,14 +45,14 @@ query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
 k = right.slider("Top k", *state.SLIDERS["k"][:2], key="k")
-# The units come from every file's parse: listed once the build has chunked every file
-# (parsing them all here first would hold the first answer back).
-CHUNKING_AT_START = first_build.progress().chunking
+# The units come from every file's parse: listed when a thread has parsed them all (a
+# large repository's first answer does not wait for that).
+targets = state.unit_targets(repo)
+TARGETS_PENDING = targets is None
 target, target_id = None, ""
-if CHUNKING_AT_START:
-    st.caption("Expected target: the repository's units are listed once every file is chunked.")
+if targets is None:
+    st.caption("Expected target: the repository's units are listed once every file is parsed.")
 else:
-    targets = state.unit_targets(repo)
     if st.session_state.get("target") not in ("", None, *targets):
         st.session_state["target"] = ""
     target_id = st.selectbox(
@@ -208,10 +208,6 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
     show_hits(outcome.hits, target)
 
 
-def chunking() -> bool:
-    return current_builds()[0].progress().chunking
-
-
 def any_running() -> bool:
     return any(b is not None and b.progress().running for b in current_builds())
 
@@ -219,14 +215,15 @@ def any_running() -> bool:
 RUNNING_AT_START = any_running()
 
 
-@st.fragment(run_every=1.0 if RUNNING_AT_START else None)
+@st.fragment(run_every=1.0 if RUNNING_AT_START or TARGETS_PENDING else None)
 def results() -> None:
     """Progress and answers, redrawn every second while a build runs (widgets stay live)."""
     ast_build, lines_build = current_builds()
     show_progress("AST index", ast_build, "ast")
     if lines_build is not None:
         show_progress("Line-based index", lines_build, "lines")
-    if (RUNNING_AT_START and not any_running()) or (CHUNKING_AT_START and not chunking()):
+    targets_in = TARGETS_PENDING and state.unit_targets(repo, wait_s=0) is not None
+    if (RUNNING_AT_START and not any_running()) or targets_in:
         st.rerun()  # redraw the page once: the targets are in, or all is done
     if not query.strip():
         st.info("Type a query to search. The URL keeps query and settings, for sharing.")

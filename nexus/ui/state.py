@@ -872,14 +872,27 @@ def write_url_params(values: dict[str, object]) -> None:
     st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})
 
 
-def unit_targets(repo: Repository) -> dict[str, Target]:
+#: Seconds a page waits for the unit targets before drawing without them (tests wait
+#: longer, so a small repository's list is always there on the first run).
+TARGETS_WAIT_S = 2.0
+_TARGET_THREADS: dict[Hashable, threading.Thread] = {}
+
+
+def unit_targets(repo: Repository, wait_s: float | None = None) -> dict[str, Target] | None:
     """Every unit of the repository as a search target, keyed ``path:qualname:start``
-    (built once per repository, shared: callers must not change it)."""
+    (built once per repository, shared: callers must not change it), or None while a
+    thread still parses the files for them (a large repository's first answer must not
+    wait for that; ask again). Waits ``wait_s`` (default ``TARGETS_WAIT_S``) for them."""
+    key = ("targets", repo_key())
+    found = memory().get(key)
+    if found is not None:
+        return found
+    digests = {path: file_digest(repo, path) for path in chunkable_paths(repo)}
 
     def build() -> dict[str, Target]:
         targets = {}
-        for path in chunkable_paths(repo):
-            for unit in file_analysis(repo, path).units:
+        for path, digest in digests.items():
+            for unit in file_analysis(repo, path, digest=digest).units:
                 targets[f"{path}:{unit.qualname}:{unit.start_line}"] = Target(
                     file=path,
                     start_line=unit.start_line,
@@ -890,7 +903,19 @@ def unit_targets(repo: Repository) -> dict[str, Target]:
                 )
         return targets
 
-    return cached(("targets", repo_key()), build, lambda found: TARGET_BYTES * len(found) + 1000)
+    with _MEMORIES_LOCK:
+        thread = _TARGET_THREADS.get(key)
+        if thread is None or not thread.is_alive() and key not in memory():
+            thread = threading.Thread(
+                target=cached,
+                args=(key, build, lambda found: TARGET_BYTES * len(found) + 1000),
+                name="nexus-unit-targets",
+                daemon=True,
+            )
+            _TARGET_THREADS[key] = thread
+            thread.start()
+    thread.join(TARGETS_WAIT_S if wait_s is None else wait_s)
+    return memory().get(key)
 
 
 def highlighted(text: str, language: str) -> list[str]:

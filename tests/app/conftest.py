@@ -30,6 +30,7 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(ROOT)
     # A fresh set of builds per test; each finishes before the script run goes on.
     monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
+    monkeypatch.setattr(state, "TARGETS_WAIT_S", 60)  # a sample's units: on the first run
 
 
 @pytest.fixture

@@ -16,12 +16,13 @@ def wait_idle(page) -> None:
 
 
 def wait_builds(page) -> None:
-    """Until the Search page's background builds are done: no progress bar, no partial
-    answer, and the page redrawn once more after the last build finished."""
+    """Until the Search page's background work is done: no progress bar, no partial
+    answer, the units listed, and the page redrawn once more after that."""
     wait_idle(page)
     page.wait_for_function(
         "!document.querySelector(\"[data-testid='stProgress']\")"
         " && !document.body.innerText.includes('Partial:')"
+        " && !document.body.innerText.includes('units are listed once')"
     )
     wait_idle(page)
 
