@@ -35,7 +35,7 @@ refresh = st.button(
 if refresh:
     state.forget_builds(repo, config)
 try:
-    state.index_build(repo, config, "ast", rebuild=refresh)
+    first_build = state.index_build(repo, config, "ast", rebuild=refresh)
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
@@ -45,9 +45,10 @@ query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
 k = right.slider("Top k", *state.SLIDERS["k"][:2], key="k")
-# The units come from every file's parse: listed when a thread has parsed them all (a
-# large repository's first answer does not wait for that).
-targets = state.unit_targets(repo)
+# The units come from every file's parse: listed by a thread once the build has chunked
+# every file (sooner it would slow the model's load and the first answer).
+CHUNKING_AT_START = first_build.progress().chunking
+targets = None if CHUNKING_AT_START else state.unit_targets(repo)
 TARGETS_PENDING = targets is None
 target, target_id = None, ""
 if targets is None:
@@ -222,7 +223,11 @@ def results() -> None:
     show_progress("AST index", ast_build, "ast")
     if lines_build is not None:
         show_progress("Line-based index", lines_build, "lines")
-    targets_in = TARGETS_PENDING and state.unit_targets(repo, wait_s=0) is not None
+    targets_in = (
+        TARGETS_PENDING
+        and not ast_build.progress().chunking
+        and state.unit_targets(repo, wait_s=0) is not None
+    )
     if (RUNNING_AT_START and not any_running()) or targets_in:
         st.rerun()  # redraw the page once: the targets are in, or all is done
     if not query.strip():
