@@ -244,21 +244,30 @@ def python_summary(doc: str) -> str:
     )
 
 
-def python_calls(node) -> list[str]:
-    """``f()`` -> f; ``obj.m()`` -> obj m (the receiver when it is a plain name)."""
-    found: list[str] = []
-    for current in walk(node):
-        if current.type != "call":
-            continue
-        function = current.child_by_field_name("function")
-        if function is not None and function.type == "identifier":
-            found.append(function.text.decode())
-        elif function is not None and function.type == "attribute":
-            receiver = function.child_by_field_name("object")
-            if receiver is not None and receiver.type == "identifier":
-                found.append(receiver.text.decode())
-            found.append(function.child_by_field_name("attribute").text.decode())
-    return found
+def call_names(call: str, member: str, receiver: str, name: str) -> Callable[..., list[str]]:
+    """A function listing the callees under a node: ``f()`` -> f; ``x.m()`` -> x m (the
+    receiver when it is a plain name). The arguments are the grammar's node types
+    (a call, a member access) and the member access's fields (receiver, name)."""
+
+    def calls(node) -> list[str]:
+        found: list[str] = []
+        for current in walk(node):
+            if current.type != call:
+                continue
+            function = current.child_by_field_name("function")
+            if function is not None and function.type == "identifier":
+                found.append(function.text.decode())
+            elif function is not None and function.type == member:
+                operand = function.child_by_field_name(receiver)
+                if operand is not None and operand.type == "identifier":
+                    found.append(operand.text.decode())
+                found.append(function.child_by_field_name(name).text.decode())
+        return found
+
+    return calls
+
+
+python_calls = call_names("call", "attribute", "object", "attribute")
 
 
 # --- Go -------------------------------------------------------------------------------
@@ -332,22 +341,7 @@ def go_summary(doc: str) -> str:
     return first_sentence(re.sub(r"\[([^\]\s]+)\]", r"\1", " ".join(lines)))
 
 
-def go_calls(node) -> list[str]:
-    """``f()`` -> f; ``pkg.F()`` / ``x.m()`` -> pkg F / x m (the operand when it is a
-    plain name)."""
-    found: list[str] = []
-    for current in walk(node):
-        if current.type != "call_expression":
-            continue
-        function = current.child_by_field_name("function")
-        if function is not None and function.type == "identifier":
-            found.append(function.text.decode())
-        elif function is not None and function.type == "selector_expression":
-            operand = function.child_by_field_name("operand")
-            if operand is not None and operand.type == "identifier":
-                found.append(operand.text.decode())
-            found.append(function.child_by_field_name("field").text.decode())
-    return found
+go_calls = call_names("call_expression", "selector_expression", "operand", "field")
 
 
 #: Go's built-in functions and conversions.
