@@ -18,7 +18,8 @@ from nexus.ui import safe, state, views
 state.page_setup("Repository")
 st.title("Nexus · Repository")
 st.markdown(
-    "Nexus cuts a JavaScript/TypeScript codebase into chunks along its syntax tree "
+    "Nexus cuts a codebase (JavaScript, TypeScript, Python, Go, Java, Rust) into chunks "
+    "along its syntax tree "
     "(whole functions, methods and classes) so that retrieval for an LLM finds the code a "
     "question is about; these pages let you tune that chunking, compare it with plain line "
     "windows and try queries on both. By default only **source** files are chunked: tests, "
