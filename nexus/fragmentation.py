@@ -6,8 +6,10 @@ and pad the rest; the compare page and the chunking benchmark both use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 from statistics import mean
 
 from nexus.types import Chunk, Unit
@@ -76,14 +78,26 @@ def summarize(fates: list[UnitFate]) -> FragmentationSummary:
     )
 
 
-def _held_whole(unit: Unit, chunks: list[Chunk]) -> bool:
-    return any(c.start_byte <= unit.start_byte and c.end_byte >= unit.end_byte for c in chunks)
+def _whole_test(chunks: list[Chunk]) -> Callable[[Unit], bool]:
+    """``held(unit)``: does one chunk hold all of the unit? Chunks sorted by start and
+    the largest end so far, so each test is a bisection, not a pass over every chunk
+    (a 39,000-line file has ~1,500 units and ~1,300 chunks)."""
+    ordered = sorted(chunks, key=lambda c: c.start_byte)
+    starts = [c.start_byte for c in ordered]
+    reach = list(accumulate((c.end_byte for c in ordered), max))
+
+    def held(unit: Unit) -> bool:
+        i = bisect_right(starts, unit.start_byte) - 1
+        return i >= 0 and reach[i] >= unit.end_byte
+
+    return held
 
 
 def cuts_at_start(units: Iterable[Unit], chunks: list[Chunk]) -> list[list[Unit]]:
     """Per chunk, the split units its first line cuts (outermost first; a closure cut
     with its function is not listed again): what Compare marks on the line."""
-    split = [u for u in units if not _held_whole(u, chunks)]
+    held = _whole_test(chunks)
+    split = [u for u in units if not held(u)]
     out: list[list[Unit]] = []
     for chunk in chunks:
         cut = [u for u in split if u.start_byte < chunk.start_byte < u.end_byte]
@@ -96,15 +110,18 @@ def piece_numbers(units: Iterable[Unit], chunks: list[Chunk]) -> list[tuple[int,
     """Per chunk, ``(k, n)`` when it is the k-th of the n chunks that carry a split
     unit's name (the pieces of one function), else None."""
     out: list[tuple[int, int] | None] = [None] * len(chunks)
+    held = _whole_test(chunks)
+    named: dict[str, list[int]] = {}
+    for i, c in enumerate(chunks):
+        if c.symbol:
+            named.setdefault(c.symbol, []).append(i)
     for unit in units:
-        if _held_whole(unit, chunks):
+        if unit.qualname not in named or held(unit):
             continue
         pieces = [
             i
-            for i, c in enumerate(chunks)
-            if c.symbol == unit.qualname
-            and c.start_byte < unit.end_byte
-            and c.end_byte > unit.start_byte
+            for i in named[unit.qualname]
+            if chunks[i].start_byte < unit.end_byte and chunks[i].end_byte > unit.start_byte
         ]
         if len(pieces) > 1:
             for k, i in enumerate(pieces, start=1):

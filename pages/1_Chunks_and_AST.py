@@ -65,14 +65,18 @@ labels = [
     for i, c in enumerate(chunks)
 ]
 lines = state.highlighted(analysis.source.text, analysis.language)
+window = tuning.code_window(path, chunks, selected, analysis.source.text)
 code, tree = st.container(key="nx_stack_code").columns([3, 2])
 with code:
     st.markdown("**Source with chunk boundaries** (the selected chunk in green; click a band)")
+    tuning.window_controls(window)
     pane = render.Pane("AST chunks", chunks, labels, selected, clickable=True)
+    start = chunks[selected].start_line
     codeview.code_view(
-        render.code_view(lines, [pane], height=680),
+        render.code_view(lines, [pane], height=680, window=window),
         key="chunk_view",
-        scroll_to=chunks[selected].start_line,
+        scroll_to=start if start in window else window.first,
+        first=window.first,
         on_click=tuning.band_clicked,
     )
 with tree:
@@ -106,7 +110,7 @@ with units:
     c1.metric("Units (AST)", len(unit_rows))
     c2.metric("Functions (regex baseline)", regex_count)
     c3.metric("Units the regex misses", missed)
-    if unit_rows:
+    if 0 < len(unit_rows) <= views.STYLED_UNIT_ROWS:
         frame = state.shared(
             "unit_table", state.file_key(repo, path), lambda: views.unit_table(unit_rows)
         )
@@ -116,3 +120,16 @@ with units:
         )
         st.dataframe(styled, hide_index=True)
         st.caption("Rows in red: units the regex baseline does not find.")
+    elif unit_rows:
+        st.dataframe(
+            state.shared_table(
+                "unit_table_misses_first",
+                state.file_key(repo, path),
+                lambda: views.unit_table(unit_rows, misses_first=True),
+            ),
+            hide_index=True,
+        )
+        st.caption(
+            f"The {missed:,} units the regex baseline does not find come first "
+            f"(regex_found unticked; rows are coloured only up to {views.STYLED_UNIT_ROWS} units)."
+        )

@@ -3,9 +3,9 @@ and the page can scroll the source to a line.
 
 ``st.html`` cannot do either (no script runs in it). The HTML itself comes from
 ``nexus.ui.render`` (escaped there); this module only mounts it, keeps the scroll
-position across reruns, scrolls to ``scroll_to`` when that changes, and reports
-which chunk (``data-chunk``) was clicked. ``data-goto`` links scroll to a line
-without a rerun (the split units listed on Compare).
+position across reruns, scrolls to ``scroll_to`` when that (or the window of lines
+drawn) changes, and reports which chunk (``data-chunk``) was clicked. ``data-goto``
+links scroll to a line without a rerun (the split units listed on Compare).
 """
 
 from __future__ import annotations
@@ -39,18 +39,20 @@ export default function(component) {
     for (const r of rows) {
       if (Number(r.dataset.line) <= line) row = r; else break;
     }
-    if (!row) return;
+    if (!row) { box.scrollTop = 0; return; }
     const extra = (line - Number(row.dataset.line)) * (row.dataset.lh ? Number(row.dataset.lh) : 0);
     const top = row.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
     box.scrollTop = Math.max(0, top + extra - 24);
   };
+  // Scroll when the target line or the window of lines drawn changed.
   const target = String(data.scroll_to || '');
-  if (box && target && root.dataset.scrolled !== target) {
+  const place = target + '@' + String(data.first || 1);
+  if (box && target && root.dataset.scrolled !== place) {
     scrollToLine(Number(target));
   } else if (box) {
     box.scrollTop = kept;
   }
-  root.dataset.scrolled = target;
+  root.dataset.scrolled = place;
   root.querySelectorAll('[data-chunk]').forEach((el) => {
     el.onclick = () => setTriggerValue('clicked', Number(el.dataset.chunk));
   });
@@ -68,14 +70,18 @@ def code_view(
     *,
     key: str,
     scroll_to: int | None = None,
+    first: int = 1,
     on_click: Callable[[], None] | None = None,
 ) -> None:
     """Draw ``html`` (from ``render.code_view``); ``on_click`` runs after a band click,
-    with the chunk index in ``clicked_chunk(key)``."""
+    with the chunk index in ``clicked_chunk(key)``. ``first`` is the first line the
+    HTML draws (a window of a large file): moving the window scrolls to ``scroll_to``
+    again."""
     data = {
         "html": html,
         "digest": hashlib.sha1(html.encode()).hexdigest(),
         "scroll_to": scroll_to or 0,
+        "first": first,
     }
     kwargs: dict[str, Any] = {"data": data, "key": key}
     if on_click is not None:

@@ -19,6 +19,7 @@ from pygments.util import ClassNotFound
 from nexus.languages import lexer_name
 from nexus.types import Chunk, Unit
 from nexus.ui import safe
+from nexus.ui.linewindow import LineWindow
 
 BAND_COLOURS = ("rgba(59,130,246,0.10)", "rgba(234,179,8,0.13)")
 SELECTED_COLOUR = "rgba(34,197,94,0.22)"
@@ -166,23 +167,31 @@ def _owners(chunks: Sequence[Chunk], n_lines: int) -> list[int | None]:
     return owner
 
 
-def band_view(lines: list[str], pane: Pane, height: int = 640) -> str:
+def band_view(
+    lines: list[str], pane: Pane, height: int = 640, window: LineWindow | None = None
+) -> str:
     """One pane of chunk bands, drawn as one block per run of lines with the same chunk.
 
     A few hundred elements instead of a few per line: moving a slider on a
-    1,000-line file redraws in a fraction of the time (bench/ui_latency.py).
+    1,000-line file redraws in a fraction of the time (bench/ui_latency.py). Only
+    the lines of ``window`` are drawn (all by default); a chunk that began above
+    the window is labelled on its first line.
     """
+    first, last = (1, len(lines)) if window is None else (window.first, window.last)
+    last = min(last, len(lines))
     owners = _owners(pane.chunks, len(lines))
     labels = pane.labels or [chunk_label(i, c) for i, c in enumerate(pane.chunks)]
     starting: dict[int, list[int]] = {}
     for i, chunk in enumerate(pane.chunks):
         starting.setdefault(chunk.start_line, []).append(i)
+    if first <= last and (owner := owners[first]) is not None and first not in starting:
+        starting[first] = [owner]
     blocks: list[str] = []
-    line = 1
-    while line <= len(lines):
+    line = first
+    while line <= last:
         owner = owners[line]
         end = line
-        while end < len(lines) and owners[end + 1] == owner and (end + 1) not in starting:
+        while end < last and owners[end + 1] == owner and (end + 1) not in starting:
             end += 1
         if owner is None:
             colour = "transparent"
@@ -208,17 +217,24 @@ def band_view(lines: list[str], pane: Pane, height: int = 640) -> str:
     )
 
 
-def code_view(lines: list[str], panes: Sequence[Pane], height: int = 640, head: str = "") -> str:
+def code_view(
+    lines: list[str],
+    panes: Sequence[Pane],
+    height: int = 640,
+    head: str = "",
+    window: LineWindow | None = None,
+) -> str:
     """Source lines with numbered rows and one column of chunk bands per pane.
 
     A label row opens each chunk; when several panes are shown, a label row in one
     pane leaves an empty row in the others, so the panes stay aligned by line (one
     grid, so they scroll together), and the grid is as wide as its container: long
     lines wrap inside their pane instead of pushing the last pane off screen.
-    ``head`` is HTML drawn above the code (``unit_links``).
+    ``head`` is HTML drawn above the code (``unit_links``); only the lines of
+    ``window`` are drawn (all by default).
     """
     if len(panes) == 1:
-        return head + band_view(lines, panes[0], height)
+        return head + band_view(lines, panes[0], height, window)
     n = len(lines)
     owners = [_owners(p.chunks, n) for p in panes]
     labels = [p.labels or [chunk_label(i, c) for i, c in enumerate(p.chunks)] for p in panes]
@@ -243,8 +259,12 @@ def code_view(lines: list[str], panes: Sequence[Pane], height: int = 640, head: 
         for i, chunk in enumerate(pane.chunks):
             at.setdefault(chunk.start_line, []).append(i)
         starting.append(at)
+    first, last = (1, n) if window is None else (window.first, min(window.last, n))
+    for k, at in enumerate(starting):  # a chunk that began above the window
+        if first <= last and (owner := owners[k][first]) is not None and first not in at:
+            at[first] = [owner]
 
-    for line in range(1, n + 1):
+    for line in range(first, last + 1):
         if any(line in at for at in starting):
             cells.append('<div class="nx-ln" style="border-top:2px solid #94a3b8"></div>')
             for k, owner in enumerate(o[line] for o in owners):

@@ -727,8 +727,25 @@ def window_counts(chunks: list[Chunk]) -> tuple[list[int], int, bool]:
         count, window, exact, name = _estimate_wordpieces, 256, False, "estimate"
     # The same chunks are counted for every session: keyed by the texts and the counter.
     digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
-    pieces = shared("wordpieces", (digest, name), lambda: count(texts))
+    pieces = shared("wordpieces", (digest, name), lambda: _count_new(texts, count, name))
     return pieces, window, exact
+
+
+#: Estimated bytes of one remembered word-piece count (a 20-byte digest, an int, a slot).
+WORDPIECE_MEMO_BYTES = 120
+
+
+def _count_new(texts: list[str], count: Callable[[list[str]], list[int]], name: str) -> list[int]:
+    """Word pieces of ``texts``, counting only texts not counted before: a slider move
+    keeps most chunks of a file (counting all of lib.dom.d.ts's took ~1 s)."""
+    key = ("wordpiece_memo", name)
+    memo: dict[bytes, int] = cached(key, dict, lambda _: 1000)
+    digests = [hashlib.sha1(text.encode()).digest() for text in texts]
+    todo = {d: text for d, text in zip(digests, texts, strict=True) if d not in memo}
+    if todo:
+        memo.update(zip(todo, count(list(todo.values())), strict=True))
+    memory().resize(key, WORDPIECE_MEMO_BYTES * len(memo) + 1000)
+    return [memo[d] for d in digests]
 
 
 def _estimate_wordpieces(texts: list[str]) -> list[int]:

@@ -74,43 +74,62 @@ def category_table(by_category_language: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def token_histogram(chunks: Sequence[Chunk], max_tokens: int, min_tokens: int) -> go.Figure:
-    """Chunks page: tokens per chunk, with the budget's two limits."""
-    fig = px.histogram(
-        x=[c.token_count for c in chunks], nbins=20, labels={"x": "tokens per chunk"}, height=320
+    """Chunks page: tokens per chunk, with the budget's two limits (a plain ``go``
+    figure: Plotly Express took ~0.08 s to build it, a fifth of a rerun's budget)."""
+    fig = go.Figure(
+        go.Histogram(
+            x=[c.token_count for c in chunks],
+            nbinsx=20,
+            hovertemplate="%{y} chunks of %{x} tokens<extra></extra>",
+        )
     )
     fig.add_vline(x=max_tokens, line_dash="dash", line_color="red", annotation_text="max")
     fig.add_vline(x=min_tokens, line_dash="dot", line_color="gray", annotation_text="min")
-    fig.update_layout(yaxis_title="chunks", margin=dict(l=10, r=10, t=30, b=10))
+    fig.update_layout(
+        height=320,
+        xaxis_title="tokens per chunk",
+        yaxis_title="chunks",
+        margin=dict(l=10, r=10, t=30, b=10),
+    )
     return fig
 
 
 def chunk_table(chunks: Sequence[Chunk], pieces: Sequence[int]) -> pd.DataFrame:
-    """Chunks page: one row of metadata per chunk."""
+    """Chunks page: one row of metadata per chunk (built by column: a 4,600-chunk file's
+    table in a few ms rather than a tenth of a second from row dicts)."""
     return pd.DataFrame(
         {
-            "#": i + 1,
-            "lines": f"{c.start_line}–{c.end_line}",
-            "tokens": c.token_count,
-            "word pieces": pieces[i],
-            "symbol": c.symbol or "",
-            "kind": c.symbol_kind or "",
-            "parent": c.parent or "",
-            "symbols": ", ".join(c.symbols),
-            "imports": ", ".join(c.imports),
-            "exported": c.exported,
-            "profile": c.profile,
-            "parse error": c.has_error,
-            "id": c.id,
+            "#": range(1, len(chunks) + 1),
+            "lines": [f"{c.start_line}–{c.end_line}" for c in chunks],
+            "tokens": [c.token_count for c in chunks],
+            "word pieces": list(pieces),
+            "symbol": [c.symbol or "" for c in chunks],
+            "kind": [c.symbol_kind or "" for c in chunks],
+            "parent": [c.parent or "" for c in chunks],
+            "symbols": [", ".join(c.symbols) for c in chunks],
+            "imports": [", ".join(c.imports) for c in chunks],
+            "exported": [c.exported for c in chunks],
+            "profile": [c.profile for c in chunks],
+            "parse error": [c.has_error for c in chunks],
+            "id": [c.id for c in chunks],
         }
-        for i, c in enumerate(chunks)
     )
 
 
-def unit_table(unit_rows: list[dict[str, object]]) -> pd.DataFrame:
-    """Chunks page: the file's units and whether the regex baseline finds each."""
+#: Above this many units the unit table is not coloured row by row: pandas' Styler
+#: took 0.7 s per rerun on lib.dom.d.ts's 1,566 units. The misses come first instead.
+STYLED_UNIT_ROWS = 300
+
+
+def unit_table(unit_rows: list[dict[str, object]], misses_first: bool = False) -> pd.DataFrame:
+    """Chunks page: the file's units and whether the regex baseline finds each
+    (``misses_first``: the units the regex misses on top, in file order)."""
     frame = pd.DataFrame(unit_rows)
     frame["range"] = frame["start_line"].astype(str) + "–" + frame["end_line"].astype(str)
-    return frame[["name", "kind", "lines", "range", "exported", "regex_found"]]
+    frame = frame[["name", "kind", "lines", "range", "exported", "regex_found"]]
+    if misses_first:
+        frame = frame.sort_values("regex_found", kind="stable").reset_index(drop=True)
+    return frame
 
 
 def summary_table(by_strategy: dict[str, tuple[Sequence[Chunk], list[UnitFate]]]) -> pd.DataFrame:
