@@ -6,7 +6,7 @@ import streamlit as st
 
 from nexus.fragmentation import piece_numbers
 from nexus.pipeline import chunk_analysis, pick_profile
-from nexus.ui import codeview, render, safe, state, tuning, views
+from nexus.ui import codeview, paging, render, safe, state, tuning, views
 
 state.page_setup("Chunks and AST")
 config = state.settings_sidebar()
@@ -65,18 +65,18 @@ labels = [
     for i, c in enumerate(chunks)
 ]
 lines = state.highlighted(analysis.source.text, analysis.language)
-window = tuning.code_window(path, chunks, selected, analysis.source.text)
+start = chunks[selected].start_line
+window = paging.window(tuning.VIEW, path, analysis.source.text, anchor=start)
 code, tree = st.container(key="nx_stack_code").columns([3, 2])
 with code:
     st.markdown("**Source with chunk boundaries** (the selected chunk in green; click a band)")
-    tuning.window_controls(window)
+    paging.controls(tuning.VIEW, window, hint="choosing a chunk in the list moves there too")
     pane = render.Pane("AST chunks", chunks, labels, selected, clickable=True)
-    start = chunks[selected].start_line
     codeview.code_view(
         render.code_view(lines, [pane], height=680, window=window),
         key="chunk_view",
         scroll_to=start if start in window else window.first,
-        first=window.first,
+        window=window,
         on_click=tuning.band_clicked,
     )
 with tree:

@@ -8,11 +8,12 @@ from nexus.chunking.analysis import FileAnalysis
 from nexus.fragmentation import cuts_at_start, unit_fates
 from nexus.pipeline import chunk_analysis
 from nexus.types import Chunk
-from nexus.ui import codeview, render, safe, state, views
+from nexus.ui import codeview, paging, render, safe, state, views
 
 state.page_setup("Compare")
 config = state.settings_sidebar()
 lines_config = config.with_(strategy="lines")
+VIEW = "compare"  # the code view's name for nexus.ui.paging (its widget keys start with it)
 repo = state.current_repo()
 st.title("Line-based vs AST chunks")
 st.caption(
@@ -27,18 +28,25 @@ if not state.chunkable_paths(repo):
     st.stop()
 
 
-def compare_html(analysis: FileAnalysis, line_chunks: list[Chunk], ast_chunks: list[Chunk]) -> str:
-    """Both chunkings' bands over the file, and the units each one splits."""
-    lines = state.highlighted(analysis.source.text, analysis.language)
-    panes = []
-    head = ""
+def compare_labels(
+    analysis: FileAnalysis, line_chunks: list[Chunk], ast_chunks: list[Chunk]
+) -> tuple[list[str], list[str], str]:
+    """Both chunkings' band labels (with the units each chunk's first line cuts) and the
+    list of the units each one splits (one pass over the file; windows reuse them)."""
+    labels, head = [], ""
     for title, chunks in (("Line-based", line_chunks), ("AST", ast_chunks)):
         cuts = cuts_at_start(analysis.units, chunks)
-        labels = [render.chunk_label(i, c, cuts=cuts[i]) for i, c in enumerate(chunks)]
-        panes.append(render.Pane(f"{title} ({len(chunks)} chunks)", chunks, labels))
+        labels.append([render.chunk_label(i, c, cuts=cuts[i]) for i, c in enumerate(chunks)])
         split = [f.unit for f in unit_fates(analysis.units, chunks) if not f.intact]
         head += render.unit_links(f"Units the {title} chunks split (click to scroll)", split)
-    return render.code_view(lines, panes, height=640, head=head)
+    return labels[0], labels[1], head
+
+
+def window_moved() -> None:
+    """A unit link outside the window drawn: show its line."""
+    line = codeview.goto_line("compare_view")
+    if line is not None:
+        paging.go_to(VIEW, line)
 
 
 this_file, whole = st.tabs(["This file", "Whole repository"])
@@ -61,8 +69,28 @@ with this_file:
         ),
         hide_index=True,
     )
-    html = state.shared("file_code", key, lambda: compare_html(analysis, line_chunks, ast_chunks))
-    codeview.code_view(html, key="compare_view")
+    line_labels, ast_labels, head = state.shared(
+        "file_labels", key, lambda: compare_labels(analysis, line_chunks, ast_chunks)
+    )
+    panes = [
+        render.Pane(f"Line-based ({len(line_chunks)} chunks)", line_chunks, line_labels),
+        render.Pane(f"AST ({len(ast_chunks)} chunks)", ast_chunks, ast_labels),
+    ]
+    window = paging.window(VIEW, path, analysis.source.text)
+    paging.controls(VIEW, window, hint="a split unit's link moves there too")
+    lines = state.highlighted(analysis.source.text, analysis.language)
+    html = state.shared(
+        "file_code",
+        (*key, window.first, window.last),
+        lambda: render.code_view(lines, panes, height=640, head=head, window=window),
+    )
+    codeview.code_view(
+        html,
+        key="compare_view",
+        scroll_to=paging.target(VIEW),
+        window=window,
+        on_goto=window_moved,
+    )
     fig = state.shared("file_sizes", key, lambda: views.size_overlay(line_chunks, ast_chunks))
     st.plotly_chart(fig, key="file_sizes")
 

@@ -1,6 +1,5 @@
-"""The Chunks page's memory between reruns: which chunk is selected, which lines of
-a large file the code view draws, and what the last settings change did to the
-file's chunks.
+"""The Chunks page's memory between reruns: which chunk is selected (also after
+"Go to line"), and what the last settings change did to the file's chunks.
 
 A chunk index alone goes stale when a slider re-chunks the file, so the selection
 also keeps the chunk's first line and follows it; the select box is given the
@@ -16,11 +15,11 @@ import streamlit as st
 from nexus.chunkdiff import diff_chunks, setting_changes
 from nexus.config import ChunkConfig
 from nexus.types import Chunk
-from nexus.ui import codeview, linewindow
-from nexus.ui.linewindow import LineWindow
+from nexus.ui import codeview, paging
 
 _INDEX, _LINE, _LABELS = "chunk_index", "chunk_line", "_chunk_labels"
-_WINDOW, _GOTO = "_code_window", "_goto_line"
+#: The code view's name for ``nexus.ui.paging`` (its widget keys start with it).
+VIEW = "code"
 
 
 def pick_chunk(chunks: list[Chunk], path: str, labels: list[str]) -> int:
@@ -29,7 +28,7 @@ def pick_chunk(chunks: list[Chunk], path: str, labels: list[str]) -> int:
     ss = st.session_state
     key = (path, tuple(c.id for c in chunks))
     index = int(ss.get(_INDEX, 0))
-    goto = ss.pop(_GOTO, None)
+    goto = paging.take_goto(VIEW)
     if ss.get("_chunk_key") != key or goto is not None:
         line = ss.get(_LINE) if ss.get("_chunk_path") == path else None
         line = goto if goto is not None else line
@@ -71,83 +70,3 @@ def chunking_change(path: str, config: ChunkConfig, chunks: list[Chunk]) -> str:
     ss["_last_chunking"] = (path, config, chunks)
     shown = ss.get("_chunk_diff")
     return shown[2] if shown and shown[0] == path and shown[1] == config else ""
-
-
-def code_window(path: str, chunks: list[Chunk], selected: int, text: str) -> LineWindow:
-    """The lines the code view draws: all of a small file; of a large one, the window
-    the reader paged to, moved to the selected chunk when another chunk outside it is
-    selected (a slider move keeps the reader's place)."""
-    total = text.count("\n") + 1
-    whole = linewindow.whole_file(total, len(text))
-    if whole is not None:
-        return whole
-    ss = st.session_state
-    line = chunks[selected].start_line
-    kept = ss.get(_WINDOW)
-    if kept is not None and kept[0] == path:
-        window = linewindow.window_from(kept[1], total)
-        if kept[2] != line and line not in window:
-            window = linewindow.window_around(line, total)
-    else:
-        window = linewindow.window_around(line, total)
-    ss[_WINDOW] = (path, window.first, line, total)
-    return window
-
-
-def move_window(step: str) -> None:
-    """A paging button: the window of the code view moves (the selection stays)."""
-    kept = st.session_state.get(_WINDOW)
-    if kept is not None:
-        path, first, line, total = kept
-        moved = linewindow.page(linewindow.window_from(first, total), step)
-        st.session_state[_WINDOW] = (path, moved.first, line, total)
-
-
-def line_entered() -> None:
-    """ "Go to line": select the chunk holding that line and show it."""
-    ss = st.session_state
-    line, kept = ss.get("goto_line"), ss.get(_WINDOW)
-    if line is None:
-        return
-    ss[_GOTO] = int(line)
-    if kept is not None:
-        path, _, _, total = kept
-        ss[_WINDOW] = (path, linewindow.window_around(int(line), total).first, None, total)
-    ss["goto_line"] = None
-
-
-def window_controls(window: LineWindow) -> None:
-    """Paging buttons and "Go to line" above the window of a large file."""
-    if window.whole:
-        return
-    with st.container(horizontal=True, vertical_alignment="center", key="nx_code_nav"):
-        for step, icon, off in (
-            ("first", "first_page", window.first == 1),
-            ("previous", "chevron_left", window.first == 1),
-            ("next", "chevron_right", window.last == window.total),
-            ("last", "last_page", window.last == window.total),
-        ):
-            st.button(
-                step.capitalize(),
-                key=f"code_{step}",
-                icon=f":material/{icon}:",
-                on_click=move_window,
-                args=(step,),
-                disabled=off,
-            )
-        st.number_input(
-            "Go to line",
-            min_value=1,
-            max_value=window.total,
-            value=None,
-            step=1,
-            key="goto_line",
-            on_change=line_entered,
-            placeholder=f"Go to line (1–{window.total})",
-            label_visibility="collapsed",
-            width=200,
-        )
-    st.caption(
-        f"{window.label()} (a large file is drawn {linewindow.WINDOW_LINES} lines at a time; "
-        "choosing a chunk in the list also moves there)"
-    )

@@ -86,7 +86,8 @@ def test_choosing_a_chunk_far_away_moves_the_window_to_it(big_page: AppTest) -> 
     assert start > linewindow.WINDOW_LINES
     assert start in drawn_lines(at)
     view = code_views(at)[0]
-    assert view["scroll_to"] == start and view["first"] == drawn_lines(at)[0]
+    assert view["scroll_to"] == start
+    assert (view["first"], view["last"]) == (drawn_lines(at)[0], drawn_lines(at)[-1])
     index = picker.options.index(far)
     assert f'data-chunk="{index}"' in view["html"]  # its band is there, clickable
 
@@ -99,13 +100,13 @@ def test_choosing_a_chunk_far_away_moves_the_window_to_it(big_page: AppTest) -> 
 def test_go_to_line_selects_the_chunk_holding_it(big_page: AppTest) -> None:
     at = big_page
     target = total_lines(at) - 10
-    at.number_input(key="goto_line").set_value(target).run()
+    at.number_input(key="code_goto").set_value(target).run()
     assert not at.exception
     assert target in drawn_lines(at)
     chosen = at.selectbox(key="chunk_pick").value
     first, last = map(int, re.search(r"L(\d+)–(\d+)", chosen).groups())
     assert first <= target <= last
-    assert at.number_input(key="goto_line").value is None  # ready for the next line
+    assert at.number_input(key="code_goto").value is None  # ready for the next line
 
 
 def test_a_chunk_begun_above_the_window_is_labelled_on_its_first_line(big_page) -> None:
@@ -131,3 +132,22 @@ def test_the_unit_table_of_a_large_file_lists_the_misses_first(big_page: AppTest
     frame = at.dataframe[-1].value
     assert len(frame) == units > 0
     assert list(frame["regex_found"]) == [False] * missed + [True] * (units - missed)
+
+
+def test_compare_draws_a_window_of_both_panes_and_pages_it(page, big_repo: Path) -> None:
+    at = page("compare")
+    at.query_params.update({"repo": f"path:{big_repo}", "file": BIG})
+    at.run()
+    assert not at.exception
+
+    def rows() -> list[int]:
+        html = code_views(at)[0]["html"]
+        return [int(n) for n in re.findall(r'class="nx-ln" data-line="(\d+)"', html)]
+
+    assert rows() == list(range(1, linewindow.WINDOW_LINES + 1))
+    at.button(key="compare_last").click().run()
+    total = rows()[-1]
+    assert total == len(large_typescript(120_000).split("\n"))
+    at.number_input(key="compare_goto").set_value(1000).run()
+    assert 1000 in rows() and code_views(at)[0]["scroll_to"] == 1000
+    assert not at.exception
