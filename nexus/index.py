@@ -17,10 +17,12 @@ On disk (``save`` / ``load``), a folder holds::
     offsets.npy     int64 (count + 1,): byte offset of each line of chunks.jsonl
     vectors.npy     float32 (count, dim), L2-normalised rows, in key order
     index.usearch   the usearch graph
+    lexical-*       the keyword (BM25) table: terms, and postings as flat arrays
 
 ``load`` opens all of it memory-mapped (usearch ``view``, numpy ``mmap_mode``, chunks
-parsed one line at a time when asked for), so opening costs almost no memory or time
-whatever the index's size; pages come in from the OS cache as queries touch them.
+parsed one line at a time when asked for, the keyword table's arrays), so opening and
+the first hybrid query cost almost no memory or time whatever the index's size; pages
+come in from the OS cache as queries touch them.
 Each file is written beside its final name and renamed over it, so a process that has
 the old index mapped keeps reading the old file.
 """
@@ -38,22 +40,25 @@ from typing import Any, overload
 import numpy as np
 from usearch.index import Index
 
+from nexus import lexical
 from nexus.embedding import Embedder, Progress
 from nexus.lexical import LexicalIndex
 from nexus.types import Chunk
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
 class Hit:
     """One search result, rank 1 is best: ``score`` is the cosine similarity, plus the
-    weighted keyword score in a hybrid search (higher is better)."""
+    weighted keyword score in a hybrid search (higher is better); ``key`` is the
+    chunk's position in its index."""
 
     chunk: Chunk
     score: float
     rank: int
+    key: int
 
 
 class SavedChunks(Sequence[Chunk]):
@@ -76,10 +81,10 @@ class SavedChunks(Sequence[Chunk]):
     @overload
     def __getitem__(self, key: int) -> Chunk: ...
     @overload
-    def __getitem__(self, key: slice) -> list[Chunk]: ...
-    def __getitem__(self, key: int | slice) -> Chunk | list[Chunk]:
+    def __getitem__(self, key: slice) -> tuple[Chunk, ...]: ...
+    def __getitem__(self, key: int | slice) -> Chunk | tuple[Chunk, ...]:
         if isinstance(key, slice):
-            return [self[i] for i in range(*key.indices(len(self)))]
+            return tuple(self[i] for i in range(*key.indices(len(self))))
         if key < 0:
             key += len(self)
         if not 0 <= key < len(self):
@@ -124,7 +129,7 @@ class VectorIndex:
         self._chunks: list[Chunk] | SavedChunks = []
         self._keys: dict[str, int] | None = {}  # chunk id -> key; None until first asked
         self._vectors = np.zeros((0, dim), dtype=np.float32)
-        self._lexical: LexicalIndex | None = None  # built on the first hybrid query
+        self._lexical: LexicalIndex | None = None  # saved, or built on the first hybrid query
         self.folder: Path | None = None  # set when opened from disk (then read-only)
         self.identity: dict[str, Any] = {}  # what a saved index was built from
 
@@ -183,8 +188,12 @@ class VectorIndex:
         return len(self._chunks)
 
     @property
-    def chunks(self) -> tuple[Chunk, ...]:
-        """All chunks in key order (key = position)."""
+    def chunks(self) -> Sequence[Chunk]:
+        """All chunks in key order (key = position), read-only. A saved index's are
+        parsed from its file one at a time as they are read (iterating them all costs
+        a JSON parse per chunk)."""
+        if isinstance(self._chunks, SavedChunks):
+            return self._chunks
         return tuple(self._chunks)
 
     @property
@@ -229,13 +238,13 @@ class VectorIndex:
             scores = self.all_scores(query_vec, text, lexical_weight)
             order = np.argsort(-scores, kind="stable")[:k]
             return [
-                Hit(chunk=self._chunks[int(key)], score=float(scores[key]), rank=rank)
+                Hit(self._chunks[int(key)], float(scores[key]), rank, int(key))
                 for rank, key in enumerate(order, start=1)
             ]
         query = _normalise(np.asarray(query_vec, dtype=np.float32).reshape(self.dim))
         matches = self._index.search(query, k, exact=exact)
         return [
-            Hit(chunk=self._chunks[int(key)], score=float(1.0 - dist), rank=rank)
+            Hit(self._chunks[int(key)], float(1.0 - dist), rank, int(key))
             for rank, (key, dist) in enumerate(
                 zip(matches.keys, matches.distances, strict=True), start=1
             )
@@ -249,10 +258,14 @@ class VectorIndex:
         query = _normalise(np.asarray(query_vec, dtype=np.float32).reshape(self.dim))
         scores = np.asarray(self._vectors @ query)
         if text and lexical_weight > 0 and self._chunks:
-            if self._lexical is None:
-                self._lexical = LexicalIndex([c.embedding_text for c in self._chunks])
-            scores = scores + np.float32(lexical_weight) * self._lexical.relative_scores(text)
+            scores = scores + np.float32(lexical_weight) * self.keywords().relative_scores(text)
         return scores
+
+    def keywords(self) -> LexicalIndex:
+        """The keyword (BM25) table of the chunks: the saved one, else built (once)."""
+        if self._lexical is None:
+            self._lexical = LexicalIndex([c.embedding_text for c in self._chunks])
+        return self._lexical
 
     # -- persistence ------------------------------------------------------------------
 
@@ -278,6 +291,11 @@ class VectorIndex:
         _replace(folder / "offsets.npy", lambda p: _save_npy(p, np.asarray(offsets, np.int64)))
         _replace(folder / "vectors.npy", lambda p: _save_npy(p, np.asarray(self._vectors)))
         _replace(folder / "index.usearch", lambda p: self._index.save(str(p)))
+        keywords = self.keywords()
+        terms = "\n".join(keywords.terms)
+        _replace(folder / lexical.FILES["terms"], lambda p: p.write_text(terms, encoding="utf-8"))
+        for name, array in keywords.arrays().items():
+            _replace(folder / lexical.FILES[name], lambda p, a=array: _save_npy(p, a))
         manifest = {
             "format": FORMAT_VERSION,
             "model": self.model,
@@ -291,6 +309,7 @@ class VectorIndex:
                 "vectors": "vectors.npy",
                 "index": "index.usearch",
             },
+            "lexical": {"version": lexical.VERSION, "files": lexical.FILES},
             "identity": dict(identity or {}),
         }
         text = json.dumps(manifest, indent=2) + "\n"
@@ -333,6 +352,8 @@ class VectorIndex:
         sizes = {len(index._chunks), index._vectors.shape[0], len(index._index)}
         if sizes != {count} or index._vectors.shape[1:] != (index.dim,):
             raise ValueError(f"{folder} is inconsistent: chunks, vectors and index differ in size")
+        if (manifest.get("lexical") or {}).get("version") == lexical.VERSION:
+            index._lexical = LexicalIndex.load(folder, count)
         index.folder = folder
         index.identity = dict(manifest.get("identity") or {})
         return index

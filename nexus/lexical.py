@@ -12,9 +12,9 @@ BM25 of the query) lifts doc-query MRR@10 on the dev and the held-out set alike.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -56,8 +56,27 @@ def terms(text: str) -> list[str]:
     return found
 
 
+#: Bumped whenever ``terms`` or the scoring changes: saved postings of another version
+#: are not used (the index is built again from its texts).
+VERSION = 1
+#: The files ``save`` writes (beside the other files of a saved vector index).
+FILES = {
+    "terms": "lexical-terms.txt",
+    "starts": "lexical-starts.npy",
+    "docs": "lexical-docs.npy",
+    "weights": "lexical-weights.npy",
+}
+_ARRAYS = ("starts", "docs", "weights")
+
+
 class LexicalIndex:
     """BM25 over a fixed list of texts (document ``i`` is ``texts[i]``).
+
+    The postings are three flat arrays: term ``t``'s documents are
+    ``docs[starts[t]:starts[t + 1]]`` and their BM25 weights (everything but the sum
+    over query terms, precomputed) are ``weights[...]`` at the same places. So a
+    saved index's keyword table is opened memory-mapped (``load``) instead of being
+    built from every chunk's words, and a query costs one slice per term.
 
     Args:
         texts: the documents, in the order scores are returned.
@@ -65,31 +84,45 @@ class LexicalIndex:
     """
 
     def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.size = len(texts)
-        counts = [Counter(terms(text)) for text in texts]
-        lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
-        average = float(lengths.mean()) if self.size and lengths.sum() else 1.0
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        for doc, counter in enumerate(counts):
-            for term, tf in counter.items():
-                docs, tfs = postings.setdefault(term, ([], []))
-                docs.append(doc)
+        ids: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_ids: list[int] = []
+        tfs: list[int] = []
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for doc, text in enumerate(texts):
+            counts = Counter(terms(text))
+            lengths[doc] = sum(counts.values())
+            for term, tf in counts.items():
+                term_ids.append(ids.setdefault(term, len(ids)))
+                doc_ids.append(doc)
                 tfs.append(tf)
+        average = float(lengths.mean()) if len(texts) and lengths.sum() else 1.0
+        order = np.argsort(np.asarray(term_ids, dtype=np.int64), kind="stable")
+        docs = np.asarray(doc_ids, dtype=np.int32)[order]  # by term, documents ascending
+        tf = np.asarray(tfs, dtype=np.float64)[order]
+        per_term = np.bincount(np.asarray(term_ids, dtype=np.int64), minlength=len(ids))
+        idf = np.log(1 + (len(texts) - per_term + 0.5) / (per_term + 0.5))
         norm = k1 * (1 - b + b * lengths / average)
-        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, (docs, tfs) in postings.items():
-            doc_ids = np.array(docs, dtype=np.int64)
-            tf = np.array(tfs, dtype=np.float64)
-            idf = math.log(1 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
-            self._postings[term] = (doc_ids, idf * tf * (k1 + 1) / (tf + norm[doc_ids]))
+        weights = np.repeat(idf, per_term) * tf * (k1 + 1) / (tf + norm[docs])
+        starts = np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64)
+        self._init(len(texts), list(ids), starts, docs, weights)
+
+    def _init(
+        self, size: int, words: list[str], starts: np.ndarray, docs: np.ndarray, weights: np.ndarray
+    ) -> None:
+        self.size = size
+        self.terms = words  # term t is words[t]
+        self._ids = {term: t for t, term in enumerate(words)}
+        self._starts, self._docs, self._weights = starts, docs, weights
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 of every document for ``query`` (zeros where no term matches)."""
         scores = np.zeros(self.size, dtype=np.float64)
         for term in set(terms(query)):
-            posting = self._postings.get(term)
-            if posting is not None:
-                scores[posting[0]] += posting[1]
+            t = self._ids.get(term)
+            if t is not None:
+                start, end = int(self._starts[t]), int(self._starts[t + 1])
+                scores[self._docs[start:end]] += self._weights[start:end]
         return scores
 
     def relative_scores(self, query: str) -> np.ndarray:
@@ -97,3 +130,20 @@ class LexicalIndex:
         scores = self.scores(query)
         best = scores.max() if self.size else 0.0
         return (scores / best if best > 0 else scores).astype(np.float32)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The postings, by ``FILES`` name (what ``save`` writes)."""
+        return dict(zip(_ARRAYS, (self._starts, self._docs, self._weights), strict=True))
+
+    @classmethod
+    def load(cls, folder: Path, size: int) -> LexicalIndex:
+        """The table written beside a saved index (arrays memory-mapped): the same
+        scores as one built from the same ``size`` texts."""
+        index = cls.__new__(cls)
+        text = (folder / FILES["terms"]).read_text(encoding="utf-8")
+        arrays = {name: np.load(folder / FILES[name], mmap_mode="r") for name in _ARRAYS}
+        words = text.split("\n") if text else []
+        if len(arrays["starts"]) != len(words) + 1 or len(arrays["docs"]) != len(arrays["weights"]):
+            raise ValueError(f"{folder}: the keyword table's files do not match")
+        index._init(size, words, arrays["starts"], arrays["docs"], arrays["weights"])
+        return index

@@ -45,10 +45,13 @@ query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
 k = right.slider("Top k", *state.SLIDERS["k"][:2], key="k")
-# The units come from every file's parse: listed by a thread once the build has chunked
-# every file (sooner it would slow the model's load and the first answer).
+# The units come from every file's parse, listed by a thread: not before the build has
+# chunked every file (sooner it slows the model's load), nor before the answer to a query
+# the page opened with is drawn (one interpreter: parsing 5,000 files meanwhile would
+# more than double the seconds a saved index takes to answer).
 CHUNKING_AT_START = first_build.progress().chunking
-targets = None if CHUNKING_AT_START else state.unit_targets(repo)
+QUERY_AT_START = bool(str(st.session_state.get("query") or "").strip())
+targets = None if CHUNKING_AT_START else state.unit_targets(repo, start=not QUERY_AT_START)
 TARGETS_PENDING = targets is None
 target, target_id = None, ""
 if targets is None:
@@ -209,6 +212,20 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
     show_hits(outcome.hits, target)
 
 
+def show_answers(ast_build: IndexBuild, lines_build: IndexBuild | None) -> None:
+    """Both indexes' answers, side by side."""
+    columns = st.container(key="nx_stack_results").columns(2)
+    with columns[0]:
+        title = f"Line-based (windows of {config.line_window} lines)"
+        if lines_build is None:
+            st.markdown(f"#### {title}")
+            st.info("Built when the AST index is done (or tick “Build the line-based index now”).")
+        else:
+            show_side(title, lines_build, "lines")
+    with columns[1]:
+        show_side(f"AST (max {config.max_tokens} tokens)", ast_build, "ast")
+
+
 def any_running() -> bool:
     return any(b is not None and b.progress().running for b in current_builds())
 
@@ -223,6 +240,11 @@ def results() -> None:
     show_progress("AST index", ast_build, "ast")
     if lines_build is not None:
         show_progress("Line-based index", lines_build, "lines")
+    if query.strip():
+        show_answers(ast_build, lines_build)
+    else:
+        st.info("Type a query to search. The URL keeps query and settings, for sharing.")
+    # After the answers: the thread that lists the targets is started only now.
     targets_in = (
         TARGETS_PENDING
         and not ast_build.progress().chunking
@@ -230,19 +252,6 @@ def results() -> None:
     )
     if (RUNNING_AT_START and not any_running()) or targets_in:
         st.rerun()  # redraw the page once: the targets are in, or all is done
-    if not query.strip():
-        st.info("Type a query to search. The URL keeps query and settings, for sharing.")
-        return
-    columns = st.container(key="nx_stack_results").columns(2)
-    with columns[0]:
-        title = f"Line-based (windows of {config.line_window} lines)"
-        if lines_build is None:
-            st.markdown(f"#### {title}")
-            st.info("Built when the AST index is done (or tick “Build the line-based index now”).")
-        else:
-            show_side(title, lines_build, "lines")
-    with columns[1]:
-        show_side(f"AST (max {config.max_tokens} tokens)", ast_build, "ast")
 
 
 results()

@@ -197,7 +197,7 @@ def test_a_stream_is_chunked_on_the_build_thread_and_answers_from_its_first_file
         for i in range(2, 10, 2):
             yield chunks[i : i + 2]
 
-    stream = builds.ChunkStream(files(), files=5)
+    stream = builds.ChunkStream(files(), sizes=[100] * 5)
     build = builds.IndexBuild(stream, CachedEmbedder(HashingEmbedder(dim=16), cache), batch=2)
     build.start()
     deadline = time.monotonic() + 10

@@ -107,7 +107,7 @@ def test_unknown_rule() -> None:
 
 
 def test_rank_of_target() -> None:
-    hits = [Hit(CHUNKS[3], 0.9, 1), Hit(CHUNKS[1], 0.8, 2), Hit(CHUNKS[0], 0.7, 3)]
+    hits = [Hit(CHUNKS[3], 0.9, 1, 3), Hit(CHUNKS[1], 0.8, 2, 1), Hit(CHUNKS[0], 0.7, 3, 0)]
     assert rank_of_target(hits, T_STRADDLE, "overlap50") == 2
     assert rank_of_target(hits, T_STRADDLE, "contains") is None
     assert rank_of_target(hits, T_INSIDE_C2, "contains") == 2

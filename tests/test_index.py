@@ -78,7 +78,7 @@ def test_save_load_round_trip(random_index, tmp_path) -> None:
     index.save(tmp_path / "idx")
     loaded = VectorIndex.load(tmp_path / "idx")
     assert loaded.model == "random" and loaded.dim == 32 and len(loaded) == 200
-    assert loaded.chunks == index.chunks  # tuples restored, every field equal
+    assert tuple(loaded.chunks) == index.chunks  # tuples restored, every field equal
     query = np.linspace(-1, 1, 32).astype(np.float32)
     assert loaded.search(query, 5) == index.search(query, 5)
     np.testing.assert_array_equal(loaded.all_scores(query), index.all_scores(query))

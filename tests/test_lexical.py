@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nexus import lexical
 from nexus.index import VectorIndex
 from nexus.lexical import LexicalIndex, terms
 from tests import helpers
@@ -79,3 +80,34 @@ def test_hybrid_search_sees_chunks_added_later():
     index.add([extra], np.ones((1, 4), dtype=np.float32))
     hits = index.search(np.ones(4, dtype=np.float32), 1, text="void receipt", lexical_weight=0.2)
     assert hits[0].chunk.id == "d"
+
+
+def _saved_twin(tmp_path) -> tuple[VectorIndex, VectorIndex]:
+    chunks = [
+        helpers.make_chunk(f"c{i}", text=f"function chargeCard{i}(card) {{ refund(card, {i}) }}")
+        for i in range(40)
+    ] + [helpers.make_chunk("x", text="class InvoiceList { listInvoices() {} }")]
+    index = VectorIndex.build(chunks, np.ones((len(chunks), 4), dtype=np.float32), model="m")
+    index.save(tmp_path / "idx")
+    return index, VectorIndex.load(tmp_path / "idx")
+
+
+@pytest.mark.parametrize("query", ["charge the card", "list invoices", "refund 7", "nothing"])
+def test_a_saved_keyword_table_scores_like_a_fresh_one(tmp_path, query: str) -> None:
+    index, opened = _saved_twin(tmp_path)
+    fresh = LexicalIndex([c.embedding_text for c in index.chunks])
+    assert isinstance(opened.keywords().arrays()["docs"], np.memmap)  # opened, not rebuilt
+    np.testing.assert_array_equal(opened.keywords().scores(query), fresh.scores(query))
+    vector = np.ones(4, dtype=np.float32)
+    assert opened.search(vector, 5, text=query, lexical_weight=0.3) == index.search(
+        vector, 5, text=query, lexical_weight=0.3
+    )
+
+
+def test_a_keyword_table_of_another_version_is_built_again(tmp_path, monkeypatch) -> None:
+    index, _ = _saved_twin(tmp_path)
+    monkeypatch.setattr(lexical, "VERSION", lexical.VERSION + 1)
+    opened = VectorIndex.load(tmp_path / "idx")
+    assert not isinstance(opened.keywords().arrays()["docs"], np.memmap)
+    query = "charge the card"
+    np.testing.assert_array_equal(opened.keywords().scores(query), index.keywords().scores(query))

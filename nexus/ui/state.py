@@ -13,7 +13,7 @@ import ctypes
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +22,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from nexus import footprint
-from nexus.builds import BuildManager, ChunkStream, IndexBuild
+from nexus.builds import OPENED, BuildManager, ChunkStream, IndexBuild
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
@@ -650,10 +650,14 @@ def index_build(
     identity = identity_for(repo.name, digest, chosen, embedder.name)
     key = _build_key(repo, config, strategy)
     before = BUILDS.get(key)
-    digests = {path: file_digest(repo, path) for path in chunkable_paths(repo)}
+
+    def stream() -> ChunkStream:
+        digests = {path: file_digest(repo, path) for path in chunkable_paths(repo)}
+        return ChunkStream(_file_chunks(repo, chosen, digests), _sizes(repo, digests))
+
     build = BUILDS.request(
         key,
-        lambda: ChunkStream(_file_chunks(repo, chosen, digests), len(digests)),
+        stream,
         with_cache,
         resume,
         saved=None if rebuild else lambda: store.open(identity),
@@ -662,6 +666,12 @@ def index_build(
     if build is not before:
         st.session_state.setdefault("started_builds", set()).add(build.serial)
     return build
+
+
+def _sizes(repo: Repository, paths: Iterable[str]) -> list[int]:
+    """The bytes of each of ``paths``, in order."""
+    size = {info.path: info.size for info in repo.files}
+    return [size[path] for path in paths]
 
 
 def _file_chunks(
@@ -676,11 +686,15 @@ def _file_chunks(
 def build_origin(build: IndexBuild) -> str:
     """Whose build this is: this session's, or one this session found on the server
     (a session opened from a link has built nothing, and must not say it has)."""
-    if build.serial in st.session_state.get("started_builds", ()):
+    ours = build.serial in st.session_state.get("started_builds", ())
+    progress = build.progress()
+    if progress.phase == OPENED:
+        return "opened by this session" if ours else "opened earlier on this server, shared"
+    if ours:
         return "started by this session"
-    if build.progress().running:
+    if progress.running:
         return "started earlier on this server, shared with this session"
-    return "built earlier on this server and reused as it is (nothing embedded now)"
+    return "built earlier on this server and reused as it is by this session"
 
 
 def index_key(repo: Repository, config: ChunkConfig) -> tuple[Hashable, ...]:
@@ -895,14 +909,17 @@ TARGETS_WAIT_S = 2.0
 _TARGET_THREADS: dict[Hashable, threading.Thread] = {}
 
 
-def unit_targets(repo: Repository, wait_s: float | None = None) -> dict[str, Target] | None:
+def unit_targets(
+    repo: Repository, wait_s: float | None = None, start: bool = True
+) -> dict[str, Target] | None:
     """Every unit of the repository as a search target, keyed ``path:qualname:start``
     (built once per repository, shared: callers must not change it), or None while a
     thread still parses the files for them (a large repository's first answer must not
-    wait for that; ask again). Waits ``wait_s`` (default ``TARGETS_WAIT_S``) for them."""
+    wait for that; ask again). Waits ``wait_s`` (default ``TARGETS_WAIT_S``) for them;
+    with ``start=False`` only says whether they are listed (no thread is started)."""
     key = ("targets", repo_key())
     found = memory().get(key)
-    if found is not None:
+    if found is not None or not start:
         return found
     digests = {path: file_digest(repo, path) for path in chunkable_paths(repo)}
 

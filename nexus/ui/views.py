@@ -292,7 +292,7 @@ def score_figure(
         mode="markers",
         name=f"top {k}",
         marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
-        customdata=[index.key_of(h.chunk.id) for h in outcome.hits],
+        customdata=[h.key for h in outcome.hits],
         text=[render.chunk_hover(h.chunk) for h in outcome.hits],
         hovertemplate=hover,
     )
