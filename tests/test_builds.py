@@ -152,6 +152,25 @@ def test_progress_summary_tells_phase_speed_and_time_left() -> None:
     assert "left" not in builds.BuildProgress(builds.DONE, 500, 500, 0, 4.0).summary()
 
 
+def test_the_chunk_estimate_follows_the_bytes_chunked_not_the_files() -> None:
+    # 2 small files of 50,000 bytes in all gave 40 chunks; 500,000 bytes in 100 files
+    # are to be chunked: about 400 chunks (per file it would say 2,000).
+    early = builds.BuildProgress(
+        builds.CHUNKING, 0, 40, 0, None, files_done=2, files=100, bytes_done=50_000, bytes=500_000
+    )
+    assert early.expected_total == 400
+    assert "0/about 400 chunks embedded" in early.summary()
+
+
+def test_the_cache_share_is_said_of_the_build_once_it_is_over() -> None:
+    running = builds.BuildProgress(builds.EMBEDDING, 100, 500, 76, rate=4.0).summary()
+    assert "76 embedded by the model so far, 24 from the cache" in running
+    done = builds.BuildProgress(builds.DONE, 100, 100, 76, rate=4.0).summary()
+    assert "the build embedded 76 with the model and took 24 from the cache" in done
+    opened = builds.BuildProgress(builds.OPENED, 100, 100, 0, None).summary()
+    assert opened == "opened the saved index (100 chunks, nothing embedded)"
+
+
 def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
     memory = ByteLRU(10_000_000)
     manager = builds.BuildManager(batch=3, memory=lambda: memory)

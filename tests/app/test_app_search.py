@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 
 import pytest
@@ -99,6 +100,36 @@ def test_saved_indexes_are_opened_not_rebuilt(page, monkeypatch: pytest.MonkeyPa
     captions = " ".join(shown(c.value) for c in again.caption)
     assert "AST index: opened the saved index" in captions
     assert "Line-based index: opened the saved index" in captions
+    assert "opened by this session" in captions and "started by" not in captions
+    # A session that finds the same saved index already opened says so.
+    other = page("search").run()
+    captions = " ".join(shown(c.value) for c in other.caption)
+    assert "opened earlier on this server, shared" in captions
+
+
+def test_a_changed_file_is_not_answered_from_the_saved_index(
+    page, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(state.SAMPLES_DIR / "ts-payments", repo)
+    monkeypatch.setenv("NEXUS_ALLOWED_ROOTS", str(tmp_path))
+    link = {"repo": f"path:{repo}", "q": "refund a payment"}
+
+    def fresh_server_captions() -> str:
+        state.memory().clear()  # a fresh server: only the saved indexes are left
+        monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
+        at = page("search")
+        at.query_params.update(link)
+        at.run()
+        assert not at.exception
+        return " ".join(shown(c.value) for c in at.caption)
+
+    assert "AST index: done" in fresh_server_captions()  # built and saved
+    assert "AST index: opened the saved index" in fresh_server_captions()
+    changed = next(p for p in sorted(repo.rglob("*.ts")) if p.stat().st_size > 100)
+    changed.write_text(changed.read_text() + "\nexport const addedLater = 1;\n")
+    captions = fresh_server_captions()
+    assert "opened the saved" not in captions and "AST index: done" in captions
 
 
 @pytest.fixture
