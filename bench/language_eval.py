@@ -1,15 +1,20 @@
 """Retrieval benchmarks on real code outside JS/TS: query sets built by the rules of
 ``../shared/eval`` from documented packages of a language, Nexus AST against the two
-reference baselines. One machinery, one ``QuerySet`` of data and readers per language:
+reference baselines. One machinery, one ``QuerySet`` of data and readers per set:
 
   * python: the sdists of toolz, more-itertools and sortedcontainers from PyPI
-    (``pip download --no-binary :all:``), docstrings as the doc comments;
+    (``pip download --no-binary :all:``), docstrings as the doc comments: the held-out
+    set, reported and never tuned on;
+  * python-tuning: the sdists of boltons, pydash and click, the same way: Python's own
+    chunking choices (``LanguageSpec`` data such as ``groups_small_units``) are made
+    here; ``--set python`` runs it first and reports it beside the held-out set;
   * go: go-cmp, cobra and pkg/errors as Debian ships them (``apt-get download`` of the
     pinned ``golang-*-dev`` packages, sha256 checked, ``dpkg-deb -x``), the ``//``
     comment block right above a declaration as its doc comment (Go's rule).
 
-The set is built at bench time into ``$PY_WORK`` / ``$GO_WORK`` (default
-``/tmp/nexus-pyeval``, ``/tmp/nexus-goeval``; nothing of it is committed):
+The set is built at bench time into ``$PY_WORK`` / ``$PY_TUNING_WORK`` / ``$GO_WORK``
+(default ``/tmp/nexus-pyeval``, ``/tmp/nexus-pytuning``, ``/tmp/nexus-goeval``; nothing
+of it is committed):
   * sources: the packages' library files (tests, examples and fixtures left out);
   * corpus: every doc comment blanked (a docstring becomes ``""``, a Go doc comment
     nothing) keeping its newlines, so line numbers do not change (all doc comments,
@@ -27,11 +32,12 @@ Runs, with all-MiniLM-L6-v2 and exact top 10 (overlap >= 50% rule):
     (reference; shared/eval embeds the rest of a file as one chunk of ranges, which
     Nexus's scorer has no form for, so each run of other lines is a chunk here);
   * Nexus AST at the defaults, as plain text without keywords, and at two neighbours
-    of the defaults (512/32, 384/64).
+    of the defaults (512/32, 384/64); for a language whose small units stand alone,
+    also with them grouped as in JS/TS (the ablation of that choice).
 
-    .venv/bin/python bench/language_eval.py --language python   # or go
+    .venv/bin/python bench/language_eval.py --set python   # or go; --language is the same
 
-Results: ``bench/results/<language>_retrieval.{json,md}``.
+Results: ``bench/results/<set>_retrieval.{json,md}``.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -60,7 +66,7 @@ from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # 
 from nexus.evaluation import evaluate, load_queries  # noqa: E402
 from nexus.experiments import evaluate_config  # noqa: E402
 from nexus.index import VectorIndex  # noqa: E402
-from nexus.languages import parse  # noqa: E402
+from nexus.languages import LANGUAGES, parse  # noqa: E402
 from nexus.pipeline import analyze_files  # noqa: E402
 from nexus.sources import open_repository  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
@@ -94,9 +100,10 @@ class Doc:
 
 @dataclass(frozen=True)
 class QuerySet:
-    """What differs between languages: packages, how to fetch them, what a doc comment
-    is and how it reads, how calls are written, and the built-ins left out of ``calls``."""
+    """What differs between sets: packages, how to fetch them, what a doc comment is and
+    how it reads, how calls are written, and the built-ins left out of ``calls``."""
 
+    name: str  # the set's name: ids, results files
     language: str  # a Nexus language name
     short: str  # the target's ``lang``
     suffix: str
@@ -110,6 +117,9 @@ class QuerySet:
     stoplist: frozenset[str]
     function_nodes: frozenset[str]  # node kinds whose doc makes a target
     origin: str  # where the packages come from, for the results
+    # The set of other packages of the same language on which choices for this language
+    # are made (run first, reported beside this one, which stays held out).
+    tuning: str = ""
 
 
 def strip(data: bytes, docs: list[Doc], blank: bytes) -> bytes:
@@ -391,13 +401,33 @@ GO_CALL_STOPLIST = frozenset(
 
 GO_SRC = "usr/share/gocode/src/github.com"
 
-SETS = {
-    "python": QuerySet(
+
+def python_set(name: str, work: str, packages: tuple[Package, ...], tuning: str = "") -> QuerySet:
+    """A Python set: sdists from PyPI, docstrings as the doc comments."""
+    return QuerySet(
+        name=name,
         language="python",
         short="py",
         suffix=".py",
-        work=Path(os.environ.get("PY_WORK", "/tmp/nexus-pyeval")),
-        packages=(
+        work=Path(work),
+        packages=packages,
+        fetch=pip_sdists,
+        docs=python_docs,
+        blank=b'""',
+        summary=python_summary,
+        calls=python_calls,
+        stoplist=PY_CALL_STOPLIST,
+        function_nodes=frozenset({"function_definition"}),
+        origin="sdists, docstrings blanked",
+        tuning=tuning,
+    )
+
+
+SETS = {
+    "python": python_set(
+        "python",
+        os.environ.get("PY_WORK", "/tmp/nexus-pyeval"),
+        (
             Package(
                 "toolz",
                 "1.2.0",
@@ -410,16 +440,21 @@ SETS = {
                 "sortedcontainers", "2.4.0", "sortedcontainers-2.4.0", ("sortedcontainers/*.py",)
             ),
         ),
-        fetch=pip_sdists,
-        docs=python_docs,
-        blank=b'""',
-        summary=python_summary,
-        calls=python_calls,
-        stoplist=PY_CALL_STOPLIST,
-        function_nodes=frozenset({"function_definition"}),
-        origin="sdists, docstrings blanked",
+        tuning="python-tuning",
+    ),
+    # Python chunking choices are made here, never on "python" (held out): three other
+    # well-documented packages of the same mix (functional helpers, classes).
+    "python-tuning": python_set(
+        "python-tuning",
+        os.environ.get("PY_TUNING_WORK", "/tmp/nexus-pytuning"),
+        (
+            Package("boltons", "26.2.0", "boltons-26.2.0", ("boltons/*.py",)),
+            Package("pydash", "8.1.0", "pydash-8.1.0", ("src/pydash/*.py",)),
+            Package("click", "8.5.1", "click-8.5.1", ("src/click/*.py",)),
+        ),
     ),
     "go": QuerySet(
+        name="go",
         language="go",
         short="go",
         suffix=".go",
@@ -476,7 +511,7 @@ def called(qs: QuerySet, node, own: str) -> list[str]:
 
 def build(qs: QuerySet) -> tuple[Path, Path]:
     """The stripped corpus and the queries (rebuilt each run: a few seconds)."""
-    corpus, queries_path = qs.work / "corpus" / qs.language, qs.work / "queries.jsonl"
+    corpus, queries_path = qs.work / "corpus" / qs.name, qs.work / "queries.jsonl"
     candidates = []
     for package, root in zip(qs.packages, qs.fetch(qs).values(), strict=True):
         name, version = package.name, package.version
@@ -556,7 +591,7 @@ def build(qs: QuerySet) -> tuple[Path, Path]:
     rows = []
     for number, c in enumerate(selected, 1):
         target = {k: v for k, v in c.items() if not k.startswith("_")}
-        tid = f"{qs.language}-{number:04d}"
+        tid = f"{qs.name}-{number:04d}"
         variants = [("doc", c["_query"])]
         name = c["name"] if names[c["name"]] == 1 else c["qualname"]
         if names[name] == 1:
@@ -565,7 +600,7 @@ def build(qs: QuerySet) -> tuple[Path, Path]:
         if len(c["_calls"]) >= 2 and call_counts[joined] == 1:
             variants.append(("calls", joined))
         for variant, text in variants:
-            record = {"id": f"{tid}-{variant}", "target_id": tid, "set": qs.language}
+            record = {"id": f"{tid}-{variant}", "target_id": tid, "set": qs.name}
             record.update({"variant": variant, "query": text, "target": target})
             rows.append(record)
     queries_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -627,33 +662,46 @@ def per_function_chunks(analyses, repo: str, language: str) -> list[Chunk]:
     return chunks
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--language", choices=sorted(SETS), default="python")
-    qs = SETS[parser.parse_args().language]
+def run_set(qs: QuerySet) -> dict:
+    """Build one set and run every chunking on it: its summary for the results."""
     corpus, queries_path = build(qs)
     queries = load_queries(queries_path)
-    repo = open_repository(corpus, name=qs.language)
+    repo = open_repository(corpus, name=qs.name)
     analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
     cache = EmbeddingCache()
     plain_embedder = CachedEmbedder(default_embedder(words_view=False), cache)
     nexus_embedder = CachedEmbedder(default_embedder(), cache)
     default = ChunkConfig()
     plain = default.with_(context_header=False, words_view=False, lexical_weight=0.0)
-    runs = {}
-    for label, config in {
-        "fixed 50-line windows (reference)": plain.with_(strategy="lines"),
-        "Nexus AST, plain text, no keywords": plain,
-        "Nexus AST, embeddings alone (lexical_weight = 0)": default.with_(lexical_weight=0.0),
-        "Nexus AST, defaults": default,
+    spec = LANGUAGES[qs.language]
+    # (config, the language's spec for the run): ablations of the spec's choices too.
+    settings = {
+        "fixed 50-line windows (reference)": (plain.with_(strategy="lines"), spec),
+        "Nexus AST, plain text, no keywords": (plain, spec),
+        "Nexus AST, embeddings alone (lexical_weight = 0)": (
+            default.with_(lexical_weight=0.0),
+            spec,
+        ),
+        "Nexus AST, defaults": (default, spec),
         # Not tuned on this set: two neighbours of the defaults in the JS grid.
-        "Nexus AST, 512/32": default.with_(min_tokens=32),
-        "Nexus AST, 384/64": default.with_(max_tokens=384),
-    }.items():
+        "Nexus AST, 512/32": (default.with_(min_tokens=32), spec),
+        "Nexus AST, 384/64": (default.with_(max_tokens=384), spec),
+    }
+    if not spec.groups_small_units:
+        settings["Nexus AST, defaults, small units grouped (the JS rule)"] = (
+            default,
+            replace(spec, groups_small_units=True),
+        )
+    runs = {}
+    for label, (config, run_spec) in settings.items():
         embedder = nexus_embedder if config.words_view else plain_embedder
-        result = evaluate_config(analyses, repo.name, config, queries, embedder)
+        LANGUAGES[qs.language] = run_spec  # the chunker reads the table on each call
+        try:
+            result = evaluate_config(analyses, repo.name, config, queries, embedder)
+        finally:
+            LANGUAGES[qs.language] = spec
         runs[label] = (result.chunks, result.report)
-        print(f"{label:50} MRR@10 {result.metric('MRR@10'):.3f}", flush=True)
+        print(f"{qs.name}: {label:50} MRR@10 {result.metric('MRR@10'):.3f}", flush=True)
     chunks = per_function_chunks(analyses, repo.name, qs.language)
     index = VectorIndex.from_chunks(chunks, plain_embedder)
     label = "one chunk per function (reference)"
@@ -680,11 +728,8 @@ def main() -> None:
     per_function_lines = table[1]["doc:lines@5"]
     best_reference = max(table[0]["doc:MRR@10"], table[1]["doc:MRR@10"])
     nexus = next(r for r in table if r["run"] == "Nexus AST, defaults")
-    targets = {
-        "MRR@10 above both baselines": nexus["doc:MRR@10"] > best_reference,
-        "lines@5 <= 1.4 x per-function": nexus["doc:lines@5"] <= 1.4 * per_function_lines,
-    }
-    summary_ = {
+    return {
+        "set": qs.name,
         "date": date.today().isoformat(),
         "load": "load average {:.1f} {:.1f} {:.1f}, machine shared with other jobs".format(
             *os.getloadavg()
@@ -695,16 +740,19 @@ def main() -> None:
         "queries": {v: sum(1 for q in queries if q.variant == v) for v in ("doc", "name", "calls")},
         "model": nexus_embedder.name,
         "runs": table,
-        "targets": targets,
+        "targets": {
+            "MRR@10 above both baselines": nexus["doc:MRR@10"] > best_reference,
+            "lines@5 <= 1.4 x per-function": nexus["doc:lines@5"] <= 1.4 * per_function_lines,
+        },
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{qs.language}_retrieval.json").write_text(json.dumps(summary_, indent=2) + "\n")
-    lines = [
-        f"# {qs.language.capitalize()} retrieval (bench/language_eval.py --language {qs.language})",
-        "",
-        f"{summary_['date']}; {summary_['load']}; model {summary_['model']}; packages "
-        f"{', '.join(summary_['packages'])} ({qs.origin}); queries "
-        f"{summary_['queries']}.",
+
+
+def render(summary: dict) -> list[str]:
+    """One set's paragraph, table and targets, as Markdown lines."""
+    return [
+        f"{summary['date']}; {summary['load']}; model {summary['model']}; packages "
+        f"{', '.join(summary['packages'])} ({summary['origin']}); queries "
+        f"{summary['queries']}.",
         "",
         "| run | chunks | doc R@1 | doc R@5 | doc MRR@10 | doc lines@5 | name MRR | calls MRR |",
         "|---|---|---|---|---|---|---|---|",
@@ -712,12 +760,37 @@ def main() -> None:
             f"| {r['run']} | {r['chunks']} | {r['doc:R@1']:.3f} | {r['doc:R@5']:.3f} | "
             f"**{r['doc:MRR@10']:.3f}** | {r['doc:lines@5']:.1f} | {r['name:MRR@10']:.3f} | "
             f"{r['calls:MRR@10']:.3f} |"
-            for r in table
+            for r in summary["runs"]
         ),
         "",
-        *(f"- {name}: {'PASS' if ok else 'FAIL'}" for name, ok in targets.items()),
+        *(f"- {name}: {'PASS' if ok else 'FAIL'}" for name, ok in summary["targets"].items()),
     ]
-    (RESULTS / f"{qs.language}_retrieval.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", "--language", dest="set", choices=sorted(SETS), default="python")
+    qs = SETS[parser.parse_args().set]
+    lines = [f"# {qs.name.capitalize()} retrieval (bench/language_eval.py --set {qs.name})", ""]
+    summaries = []
+    if qs.tuning:
+        tuning = run_set(SETS[qs.tuning])
+        summaries.append(tuning)
+        lines += [
+            f"## Tuning set ({qs.tuning}): choices for {qs.language} are made here",
+            "",
+            *render(tuning),
+            "",
+            f"## Held-out set ({qs.name}): reported, never tuned on",
+            "",
+        ]
+    summary = run_set(qs)
+    summaries.append(summary)
+    lines += render(summary)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    document = {**summary, "tuning": summaries[0] if qs.tuning else None}
+    (RESULTS / f"{qs.name}_retrieval.json").write_text(json.dumps(document, indent=2) + "\n")
+    (RESULTS / f"{qs.name}_retrieval.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -84,6 +84,11 @@ class LanguageSpec:
     # The regex baseline of ``nexus functions`` and how it finds a block's end.
     regex: str = ""
     regex_blocks: str = "braces"  # or "indent"
+    # Units under ``min_tokens`` group with adjacent small units into one chunk (JS/TS:
+    # one-line arrows and getters). False: every unit that fits is a chunk of its own,
+    # however small (Python, chosen on bench/language_eval.py's tuning set: grouping
+    # put small defs together in chunks many lines long for a lower doc MRR@10).
+    groups_small_units: bool = True
 
     @cached_property
     def unit_kinds(self) -> frozenset[str]:
@@ -206,6 +211,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
         opener_heads=(b"#", b"@", b"import", b"from"),
         regex=r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)",
         regex_blocks="indent",
+        groups_small_units=False,
     ),
     "go": LanguageSpec(
         name="go",

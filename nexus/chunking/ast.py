@@ -16,7 +16,8 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
 3. **Merge small**: fragments under ``min_tokens`` join a neighbour when the result
    fits, forward when they open something (``class A {``), else backward; units
    under ``min_tokens`` group with adjacent small units, never with a large one
-   (diluting a unit with another hurts retrieval: measured in bench/retrieval.py).
+   (diluting a unit with another hurts retrieval: measured in bench/retrieval.py);
+   in Python they never group (``LanguageSpec.groups_small_units``).
 4. **Check**: each chunk's exact count (its edge lines encoded, see ``TokenIndex``);
    one over the budget (a token or two of edge effect) is cut again, evenly. No
    chunk exceeds ``max_tokens``.
@@ -427,8 +428,8 @@ def _merge_small(
 
     def should_join(prev: _Group, group: _Group) -> bool:
         prev_small, this_small = small(prev), small(group)
-        if prev.unit and group.unit:
-            return prev_small and this_small  # tiny units group together, never into a big one
+        if prev.unit and group.unit:  # tiny units group together, never into a big one
+            return spec.groups_small_units and prev_small and this_small
         if not prev.unit and prev_small:
             return True  # a header, import block or comment joins what follows
         return not group.unit and this_small and not opens(group)  # `}` joins what precedes
