@@ -97,3 +97,15 @@ def test_python_docstrings_are_found_in_modules_classes_and_defs() -> None:
     data = b'"""Module."""\nclass A:\n    """Class."""\n    def f(self):\n        """F."""\n'
     found = [data[d.start_byte : d.end_byte] for d in python_docs(parse(data, "python"))]
     assert sorted(found) == [b'"""Class."""', b'"""F."""', b'"""Module."""']
+
+
+def test_each_tuning_set_is_another_set_of_the_same_language_with_other_packages() -> None:
+    """Choices are made on the tuning set and reported on the held-out one: they must
+    not share a package (nor a work folder, which holds the built corpus)."""
+    tuned = [qs for qs in SETS.values() if qs.tuning]
+    assert tuned, "no set names a tuning set"
+    for held_out in tuned:
+        tuning = SETS[held_out.tuning]
+        assert tuning.language == held_out.language and not tuning.tuning
+        assert {p.name for p in tuning.packages}.isdisjoint(p.name for p in held_out.packages)
+        assert tuning.work != held_out.work and tuning.name != held_out.name
