@@ -722,6 +722,11 @@ def run_set(qs: QuerySet) -> dict:
                 for v in ("doc", "name", "calls")
                 for m in ("R@1", "R@5", "MRR@10", "lines@5")
             },
+            # Doc MRR@10 and lines@5 per package: does an effect hold in each?
+            "doc_by_package": {
+                p.name: [metric(runs[run][1], f"doc|{p.name}", m) for m in ("MRR@10", "lines@5")]
+                for p in qs.packages
+            },
         }
         for run in order
     ]
@@ -748,7 +753,8 @@ def run_set(qs: QuerySet) -> dict:
 
 
 def render(summary: dict) -> list[str]:
-    """One set's paragraph, table and targets, as Markdown lines."""
+    """One set's paragraph, table, targets and per-package figures, as Markdown lines."""
+    packages = summary["runs"][0]["doc_by_package"]
     return [
         f"{summary['date']}; {summary['load']}; model {summary['model']}; packages "
         f"{', '.join(summary['packages'])} ({summary['origin']}); queries "
@@ -764,6 +770,17 @@ def render(summary: dict) -> list[str]:
         ),
         "",
         *(f"- {name}: {'PASS' if ok else 'FAIL'}" for name, ok in summary["targets"].items()),
+        "",
+        "Doc MRR@10 / lines@5 per package:",
+        "",
+        f"| run | {' | '.join(packages)} |",
+        f"|---|{'---|' * len(packages)}",
+        *(
+            f"| {r['run']} | "
+            + " | ".join(f"{mrr:.3f} / {lines:.1f}" for mrr, lines in r["doc_by_package"].values())
+            + " |"
+            for r in summary["runs"]
+        ),
     ]
 
 
