@@ -324,7 +324,7 @@ def _saved_indexes(
 
     embedder = _embedder(args, config)
     custom = custom_profiles_from_args(args)
-    digest = files_digest(repo.source_files())
+    digest = files_digest(repo)
     configs = [config.with_(strategy=s) for s in strategies]
     identities = [identity_for(repo.name, digest, c, embedder.name, custom) for c in configs]
     store = IndexStore(_cache_folder(args) / "indexes")

@@ -15,6 +15,7 @@ directories are not walked. Ignored files are not listed; the notes count them.
 from __future__ import annotations
 
 import errno
+import hashlib
 import io
 import os
 import re
@@ -23,12 +24,13 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pathspec
 
 from nexus.classify import BINARY_SNIFF_BYTES, DEFAULT_MAX_FILE_BYTES, classify
+from nexus.scan_cache import ScanCache
 from nexus.selection import DEFAULT_SELECTION, FileSelection
 from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo, ScanReport, SourceFile
 
@@ -96,6 +98,9 @@ class IngestSettings:
     default_ignores: tuple[str, ...] = DEFAULT_IGNORES
     allowed_roots: tuple[Path, ...] | None = None
     selection: FileSelection = DEFAULT_SELECTION  # which chunkable files are chunked
+    # Where a folder's scan is remembered by each file's stat (``nexus.scan_cache``), so
+    # opening it again reads only changed files; None reads every file.
+    scan_cache: Path | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_file_bytes", "max_zip_entries", "max_zip_total_bytes"):
@@ -186,6 +191,8 @@ class Repository:
     files: tuple[FileInfo, ...]
     notes: tuple[str, ...] = ()
     contents: Mapping[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    # sha256 (hex) of kept files' bytes, as a folder's scan read them or remembered them.
+    digests: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, FileInfo] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -199,6 +206,14 @@ class Repository:
         if info is None:
             raise KeyError(f"no file {path!r} in repository {self.name!r}")
         return self.ref(path).load()
+
+    def digest(self, path: str) -> str:
+        """sha256 (hex) of a listed file's kept bytes (of no bytes for a file not kept):
+        from the scan when it has it, else hashed now."""
+        found = self.digests.get(path)
+        if found is None:
+            found = hashlib.sha256(self.contents.get(path, b"")).hexdigest()
+        return found
 
     def ref(self, path: str) -> FileRef:
         """Where a listed file's bytes are (IngestError if they were not kept)."""
@@ -273,9 +288,10 @@ def open_repository(
             f"{path} is a symlink loop (it links back to itself); pass the real folder or zip"
         )
     if resolved.is_dir():
-        files, kept, notes = _read_directory(resolved, settings)
-        contents = DiskContents(kept, settings.max_file_bytes)
-        return _finish(name or resolved.name or "repository", files, contents, notes)
+        found = _read_directory(resolved, settings)
+        contents = DiskContents(found.kept, settings.max_file_bytes)
+        repo = _finish(name or resolved.name or "repository", found.files, contents, found.notes)
+        return replace(repo, digests=found.digests)
     if resolved.is_file() and (resolved.suffix.lower() == ".zip" or zipfile.is_zipfile(resolved)):
         return _read_zip(resolved, name, resolved.stem, settings)
     raise IngestError(f"{path} is neither a directory nor a .zip file")
@@ -319,6 +335,23 @@ def symlink_loops(path: Path) -> bool:
     except OSError as exc:
         return exc.errno == errno.ELOOP
     return False
+
+
+@dataclass
+class _Found:
+    """What a folder's walk found: files, where each kept one lies, their digests."""
+
+    files: list[FileInfo] = field(default_factory=list)
+    kept: dict[str, Path] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    cache: ScanCache | None = None
+
+
+def _scan_context(settings: IngestSettings, siblings: frozenset[str]) -> str:
+    """What a file's classification depends on besides its bytes and path."""
+    text = f"{settings.max_file_bytes}\0{settings.selection!r}\0" + "\0".join(sorted(siblings))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _finish(
@@ -425,18 +458,17 @@ def _valid_pattern(line: str) -> bool:
 # --- directories -------------------------------------------------------------
 
 
-def _read_directory(
-    root: Path, settings: IngestSettings
-) -> tuple[list[FileInfo], dict[str, Path], list[str]]:
+def _read_directory(root: Path, settings: IngestSettings) -> _Found:
     """Walk ``root`` iteratively in sorted order, never following symlinked directories.
 
     Returns the files, where each kept file lies (contents are read again when
-    needed, not held) and notes.
+    needed, not held), their digests and notes. With ``settings.scan_cache``, a file
+    whose stat matches the last scan's is not read.
     """
     rules = _IgnoreRules(settings)
-    files: list[FileInfo] = []
-    kept: dict[str, Path] = {}
-    notes: list[str] = []
+    cache = None if settings.scan_cache is None else ScanCache(settings.scan_cache, root)
+    found = _Found(cache=cache)
+    files, notes = found.files, found.notes
     pending = [""]
     while pending:
         rel_dir = pending.pop()
@@ -456,6 +488,7 @@ def _read_directory(
                 rules.add_gitignore(rel_dir, raw)
         subdirs: list[str] = []
         siblings = frozenset(entry.name.lower() for entry in entries)
+        context = _scan_context(settings, siblings) if cache is not None else ""
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -464,13 +497,16 @@ def _read_directory(
             if is_dir:
                 subdirs.append(rel)
             elif entry.is_symlink():
-                _add_symlink(root, rel, Path(entry.path), settings, files, kept, siblings)
+                _add_symlink(root, rel, Path(entry.path), settings, found, siblings, context)
             elif entry.is_file(follow_symlinks=False):
-                _add_disk_file(rel, Path(entry.path), settings, files, kept, siblings)
+                _add_disk_file(rel, Path(entry.path), settings, found, siblings, context)
             else:
                 files.append(_skipped(rel, "not a regular file (fifo, socket or device)"))
         pending.extend(reversed(subdirs))
-    return files, kept, notes + rules.summary()
+    notes.extend(rules.summary())
+    if cache is not None:
+        cache.save()
+    return found
 
 
 def _add_symlink(
@@ -478,10 +514,11 @@ def _add_symlink(
     rel: str,
     link: Path,
     settings: IngestSettings,
-    files: list[FileInfo],
-    kept: dict[str, Path],
+    found: _Found,
     siblings: frozenset[str],
+    context: str,
 ) -> None:
+    files = found.files
     target = real_path(link)
     if not target.is_relative_to(root):
         files.append(_skipped(rel, "symlink leaves the repository"))
@@ -492,7 +529,7 @@ def _add_symlink(
     elif target.is_dir():
         files.append(_skipped(rel, "symlinked directory not followed (avoids cycles)"))
     elif target.is_file():
-        _add_disk_file(rel, target, settings, files, kept, siblings)
+        _add_disk_file(rel, target, settings, found, siblings, context)
     else:
         files.append(_skipped(rel, "symlink to something that is not a regular file"))
 
@@ -527,14 +564,33 @@ def _add_disk_file(
     rel: str,
     path: Path,
     settings: IngestSettings,
-    files: list[FileInfo],
-    kept: dict[str, Path],
+    found: _Found,
     siblings: frozenset[str],
+    context: str,
 ) -> None:
+    """Classify one file (from the scan cache when its stat is unchanged) and note
+    where it lies and its digest if it is kept (read again when needed: nothing is held)."""
+    cache = found.cache
+    st = None
+    if cache is not None:
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        hit = cache.lookup(rel, st, context) if st is not None else None
+        if hit is not None:
+            info, digest = hit
+            found.files.append(info)
+            if info.category not in _NOT_KEPT:
+                found.kept[rel], found.digests[rel] = path, digest
+            return
     info, data = _read_disk_file(rel, path, settings, siblings)
-    files.append(info)
+    found.files.append(info)
+    digest = hashlib.sha256(data).hexdigest() if data is not None else ""
     if data is not None:
-        kept[rel] = path  # read again when needed: nothing is held
+        found.kept[rel], found.digests[rel] = path, digest
+    if cache is not None and st is not None:
+        cache.remember(rel, st, context, info, digest)
 
 
 def _read_disk_file(

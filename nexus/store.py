@@ -1,7 +1,7 @@
 """Saved indexes named by what they were built from: built once, opened by everyone.
 
 An index is identified by the repository's content (a digest over the paths and
-content hashes of the files that are chunked), the settings that decide its chunks
+content hashes of the files that are chunked, from the scan), the settings that decide its chunks
 and the embedder's name. ``nexus index`` saves one; ``nexus search``, ``nexus eval``
 and the dashboard open a matching one (memory-mapped, see ``VectorIndex.load``)
 instead of chunking and embedding again, and save what they had to build. Any
@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.embedding import Embedder, Progress
 from nexus.index import FORMAT_VERSION, VectorIndex, build_indexes
-from nexus.types import Chunk, SourceFile
+from nexus.sources import Repository
+from nexus.types import Chunk
 
 #: Settings each strategy's chunks depend on (the rest, e.g. the keyword weight, are not).
 _SETTINGS = {
@@ -35,12 +36,14 @@ _SETTINGS = {
 }
 
 
-def files_digest(files: Iterable[SourceFile]) -> str:
-    """sha256 over each chunked file's path and the sha256 of its bytes, in the given order."""
+def files_digest(repo: Repository) -> str:
+    """sha256 over each chunked file's path and the sha256 of its bytes, in path order
+    (a folder's scan hashed them as it read them, or remembered them: nothing is read
+    here)."""
     digest = hashlib.sha256()
-    for source in files:
-        digest.update(source.info.path.encode("utf-8", "surrogatepass") + b"\0")
-        digest.update(hashlib.sha256(source.data).digest())
+    for info in repo.chunkable_files():
+        digest.update(info.path.encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(bytes.fromhex(repo.digest(info.path)))
     return digest.hexdigest()
 
 

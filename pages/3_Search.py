@@ -20,7 +20,7 @@ from nexus.languages import lexer_name
 from nexus.types import Chunk
 from nexus.ui import safe, state, views
 
-state.page_setup("Search")
+state.page_setup("Search", load_model=True)
 st.session_state.setdefault("k", 5)
 config = state.settings_sidebar()
 repo = state.current_repo()

@@ -11,7 +11,9 @@ import pytest
 from nexus import cli
 from nexus.config import ChunkConfig
 from nexus.index import SavedChunks, VectorIndex
+from nexus.sources import Repository
 from nexus.store import IndexStore, chunk_and_embed, files_digest, identity_for, open_or_build
+from nexus.types import SourceFile
 from nexus.ui.fake_embedder import HashingEmbedder
 from tests import helpers
 
@@ -56,13 +58,19 @@ def test_a_folder_without_manifest_is_a_clear_error(tmp_path) -> None:
         VectorIndex.load(tmp_path)
 
 
+def repo_of(*files: SourceFile) -> Repository:
+    return Repository(
+        "r", tuple(f.info for f in files), contents={f.info.path: f.data for f in files}
+    )
+
+
 def test_identity_follows_files_settings_and_model() -> None:
     files = [helpers.make_source("let a = 1\n", "a.ts"), helpers.make_source("b()\n", "b.ts")]
-    digest = files_digest(files)
+    digest = files_digest(repo_of(*files))
     base = identity_for("r", digest, ChunkConfig(), "m")
-    assert identity_for("r", files_digest(files), ChunkConfig(), "m").key == base.key
-    changed = [files[0], helpers.make_source("b(1)\n", "b.ts")]
-    renamed = [files[0], helpers.make_source("b()\n", "c.ts")]
+    assert identity_for("r", files_digest(repo_of(*files)), ChunkConfig(), "m").key == base.key
+    changed = repo_of(files[0], helpers.make_source("b(1)\n", "b.ts"))
+    renamed = repo_of(files[0], helpers.make_source("b()\n", "c.ts"))
     others = [
         identity_for("r", files_digest(changed), ChunkConfig(), "m"),
         identity_for("r", files_digest(renamed), ChunkConfig(), "m"),

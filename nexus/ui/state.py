@@ -135,12 +135,18 @@ class RepoChoice:
 # --- page setup ----------------------------------------------------------------------
 
 
-def page_setup(title: str) -> None:
-    """First call of every page: page config, kept widget values, defaults."""
+def page_setup(title: str, load_model: bool = False) -> None:
+    """First call of every page: page config, kept widget values, defaults.
+
+    ``load_model`` (pages that embed): the model starts loading on a thread before a
+    link's repository is opened, so a cold server reads the files meanwhile.
+    """
     st.set_page_config(
         page_title=f"Nexus · {title}", page_icon=":material/view_agenda:", layout="wide"
     )
     st.html(render.RESPONSIVE_CSS)
+    if load_model:
+        _load_model_soon()
     for key in KEPT_KEYS:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
@@ -287,7 +293,9 @@ def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = 
         name = name or "upload"
         repo = _opened(("upload", choice.value, name), lambda: open_repository(data, name=name))
     else:
-        settings = IngestSettings(allowed_roots=default_allowed_roots())
+        settings = IngestSettings(
+            allowed_roots=default_allowed_roots(), scan_cache=embedding_cache().folder / "scans"
+        )
         repo = open_repository(choice.value, settings=settings)
         check_fits(repo)
     set_repo(repo, choice)
@@ -347,9 +355,8 @@ def apply_selection() -> None:
 
 
 def file_digests(repo: Repository) -> dict[str, str]:
-    """sha256 of each file's contents, by path."""
-    get = repo.contents.get
-    return {info.path: hashlib.sha256(get(info.path, b"")).hexdigest() for info in repo.files}
+    """sha256 of each file's contents, by path (a folder's scan has them already)."""
+    return {info.path: repo.digest(info.path) for info in repo.files}
 
 
 def fingerprint(repo: Repository, digests: dict[str, str] | None = None) -> str:
@@ -366,7 +373,7 @@ def file_digest(repo: Repository, path: str) -> str:
     """The content hash of one file (remembered for the current repository)."""
     if st.session_state.get("repo") is repo:
         return st.session_state["file_digests"][path]
-    return hashlib.sha256(repo.contents.get(path, b"")).hexdigest()
+    return repo.digest(path)
 
 
 def current_repo() -> Repository:
@@ -583,6 +590,33 @@ def _embedder(kind: str, words_view: bool) -> Embedder:
     return default_embedder(words_view=words_view)
 
 
+_MODEL_LOADERS: dict[bool, threading.Thread] = {}
+
+
+def _load_model(embedder: Embedder) -> None:
+    with contextlib.suppress(Exception):  # the page reports it when it asks for the model
+        _ = embedder.dim  # loads the model
+
+
+def _load_model_soon(words_view: bool = True) -> None:
+    """Load the model on a thread, once per server (a missing model is reported by the
+    page when it asks for it)."""
+    if EMBEDDER_FACTORY is not None or os.environ.get(EMBEDDER_ENV, "model") != "model":
+        return
+    with _MEMORIES_LOCK:
+        if words_view in _MODEL_LOADERS:
+            return
+        try:
+            embedder = get_embedder(words_view)
+        except ModelUnavailableError:
+            return
+        thread = threading.Thread(
+            target=_load_model, args=(embedder,), name="nexus-model-load", daemon=True
+        )
+        _MODEL_LOADERS[words_view] = thread
+        thread.start()
+
+
 def get_embedder(words_view: bool = True) -> Embedder:
     """The embedder of this server: the hook, ``NEXUS_UI_EMBEDDER=fake``, or the model.
 
@@ -644,9 +678,7 @@ def index_build(
     with_cache = CachedEmbedder(embedder, embedding_cache())
     store = IndexStore(embedding_cache().folder / "indexes")
 
-    digest = cached(
-        ("files_digest", repo_key()), lambda: files_digest(repo.source_files()), lambda _: 300
-    )
+    digest = cached(("files_digest", repo_key()), lambda: files_digest(repo), lambda _: 300)
     identity = identity_for(repo.name, digest, chosen, embedder.name)
     key = _build_key(repo, config, strategy)
     before = BUILDS.get(key)
