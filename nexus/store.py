@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nexus import __version__
+from nexus.chunking import CHUNKS_VERSION
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.embedding import Embedder, Progress
@@ -62,8 +63,16 @@ class IndexIdentity:
 
     @property
     def key(self) -> str:
-        """sha256 of the identity, the Nexus version and the index format."""
-        parts = [self.repo, self.files, self.settings, self.model, __version__, FORMAT_VERSION]
+        """sha256 of the identity, the Nexus and chunker versions and the index format."""
+        parts = [
+            self.repo,
+            self.files,
+            self.settings,
+            self.model,
+            __version__,
+            CHUNKS_VERSION,
+            FORMAT_VERSION,
+        ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:

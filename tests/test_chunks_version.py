@@ -1,0 +1,42 @@
+"""The chunker's output is pinned to CHUNKS_VERSION, which keys saved indexes."""
+
+import hashlib
+import json
+from pathlib import Path
+
+from nexus.chunking import CHUNKS_VERSION
+from nexus.chunking.profiles import PROFILE_NAMES
+from nexus.config import ChunkConfig
+from nexus.pipeline import chunk_repository
+from nexus.sources import open_repository
+
+TESTS = Path(__file__).resolve().parent
+# The sample repositories hold JS, TS, TSX and Python; tests/data/polyglot Go, Java and Rust.
+REPOSITORIES = sorted(p for p in (TESTS.parent / "sample_repos").iterdir() if p.is_dir())
+REPOSITORIES.append(TESTS / "data" / "polyglot")
+
+# The digest of every test repository's chunks for each CHUNKS_VERSION. When a change
+# moves a chunk, bump CHUNKS_VERSION and record the new digest, so saved indexes rebuild.
+DIGESTS = {
+    2: "049bf7ffe6a0be6521a517e731a62332de2a09ae6722798815fd27dca23a92be",
+}
+
+
+def chunks_digest() -> str:
+    """sha256 of every chunk record of every test repository, both strategies, each profile."""
+    configs = [ChunkConfig(profile=name) for name in PROFILE_NAMES]
+    configs += [ChunkConfig(strategy="lines"), ChunkConfig(max_tokens=128, min_tokens=16)]
+    digest = hashlib.sha256()
+    for folder in REPOSITORIES:
+        repo = open_repository(folder)
+        for config in configs:
+            for chunk in chunk_repository(repo, config):
+                digest.update(json.dumps(chunk.to_dict(), sort_keys=True).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def test_chunk_output_matches_its_version() -> None:
+    assert chunks_digest() == DIGESTS[CHUNKS_VERSION], (
+        "the chunks of the sample repositories changed: bump nexus.chunking.CHUNKS_VERSION "
+        "and record the new digest in DIGESTS"
+    )
