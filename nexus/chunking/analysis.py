@@ -130,21 +130,89 @@ class FileAnalysis:
     @cached_property
     def import_uses(self) -> tuple[list[int], list[int]]:
         """Where the imported names occur as whole identifiers: sorted byte offsets and,
-        aligned, each one's index in ``imported_names``. Found once per file with
-        ``bytes.find``; a chunk's imports are then a slice, whatever the settings."""
-        data, size = self.data, len(self.data)
-        found = []
-        for index, name in enumerate(self.imported_names):
-            at = data.find(name)
-            while at != -1:
-                end = at + len(name)
-                if (at == 0 or data[at - 1] not in IDENTIFIER_BYTES) and (
-                    end == size or data[end] not in IDENTIFIER_BYTES
-                ):
-                    found.append((at, index))
-                at = data.find(name, end)
-        found.sort()
-        return [at for at, _ in found], [index for _, index in found]
+        aligned, each one's index in ``imported_names``. Found once per file; a chunk's
+        imports are then a slice, whatever the settings."""
+        return identifier_uses(self.data, self.imported_names)
+
+
+#: ``IDENTIFIER_BYTES`` as ``bytes``, and as a ``bytes.translate`` table to 1 / 0.
+_IDENTIFIER_STRING = bytes(sorted(IDENTIFIER_BYTES))
+_IDENTIFIER_FLAGS = bytes(byte in IDENTIFIER_BYTES for byte in range(256))
+#: File bytes x names up to which one ``bytes.find`` scan per name is about as cheap
+#: as the numpy pass over identifier runs (which costs ~50 us even on a small file).
+_FIND_SCANS_UP_TO = 200_000
+
+
+def identifier_uses(data: bytes, names: tuple[bytes, ...]) -> tuple[list[int], list[int]]:
+    """Sorted offsets of the whole-identifier occurrences of ``names`` (distinct) in
+    ``data`` and, aligned, the index of the name found at each.
+
+    A name made of identifier bytes occurs whole exactly where a maximal run of
+    identifier bytes equals it; in a large file with many names the runs are found
+    once with numpy and looked up among the names, instead of one scan of the file
+    per name (more_itertools' more.py, 175 KB and 67 names: 15 ms that way, a third
+    of it for ``e``, found inside 13,842 longer words; 1.6 ms now). Small files keep
+    the scans; other names (none seen so far) are found with ``bytes.find``.
+    """
+    many = len(data) * len(names) > _FIND_SCANS_UP_TO
+    runs = {
+        name: index
+        for index, name in enumerate(names)
+        if many and name and not name.translate(None, _IDENTIFIER_STRING)
+    }
+    found = [
+        (at, index)
+        for index, name in enumerate(names)
+        if name and name not in runs
+        for at in _whole_finds(data, name)
+    ]
+    offsets, indexes = _run_matches(data, runs) if runs else ([], [])
+    if not found:
+        return offsets, indexes
+    found = sorted(found + list(zip(offsets, indexes, strict=True)))
+    return [at for at, _ in found], [index for _, index in found]
+
+
+def _whole_finds(data: bytes, name: bytes) -> list[int]:
+    """Offsets where ``name`` occurs with no identifier byte right before or after it."""
+    found, at = [], data.find(name)
+    while at != -1:
+        end = at + len(name)
+        if (at == 0 or data[at - 1] not in IDENTIFIER_BYTES) and (
+            end == len(data) or data[end] not in IDENTIFIER_BYTES
+        ):
+            found.append(at)
+        at = data.find(name, end)
+    return found
+
+
+def _run_matches(data: bytes, names: dict[bytes, int]) -> tuple[list[int], list[int]]:
+    """Offsets of the maximal runs of identifier bytes that equal one of ``names``
+    (identifier bytes only), and that name's value in ``names``, in file order."""
+    width = max(map(len, names))
+    padded = data + bytes(width)  # zeros: no identifier byte, and room for the windows
+    inside = np.frombuffer(b"\0" + padded.translate(_IDENTIFIER_FLAGS), dtype=bool)
+    edges = (inside[1:] != inside[:-1]).nonzero()[0]
+    starts, lengths = edges[0::2], edges[1::2] - edges[0::2]
+    # Runs whose length, first and last byte fit some name: a few of them, cheaply.
+    codes = np.frombuffer(padded, dtype=np.uint8)
+    heads, tails = codes[starts], codes[starts + lengths - 1]
+    length_head = np.zeros((width + 2, 256), dtype=bool)  # longer than any name: no
+    head_tail = np.zeros((256, 256), dtype=bool)
+    for name in names:
+        length_head[len(name), name[0]] = head_tail[name[0], name[-1]] = True
+    keep = length_head[lengths.clip(max=width + 1), heads] & head_tail[heads, tails]
+    starts, lengths = starts[keep], lengths[keep]
+    # Each candidate as a zero-padded fixed-width string (names hold no zero byte):
+    # rows of a strided view of the bytes, one row per offset.
+    windows = np.ndarray((len(data) + 1, width), np.uint8, padded, 0, (1, 1))[starts]
+    windows *= np.arange(width) < lengths[:, None]
+    words = windows.view(f"S{width}").ravel()
+    table = np.array(sorted(names), dtype=f"S{width}")
+    position = table.searchsorted(words).clip(max=len(table) - 1)
+    hit = table[position] == words
+    values = np.array([names[name] for name in sorted(names)])
+    return starts[hit].tolist(), values[position[hit]].tolist()
 
 
 class UnitTable:
