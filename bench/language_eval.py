@@ -87,6 +87,18 @@ class Package:
     exclude: tuple[str, ...] = ()
     sha256: str = ""  # of the downloaded archive, where the registry gives no check
     download: str = ""  # the registry's name for it, when not ``name``
+    inner: str = ""  # a tarball inside the download holding the sources, unpacked in place
+
+    def files(self, root: Path, suffix: str) -> list[str]:
+        """The corpus files under ``root`` (the unpacked package), relative, sorted."""
+        return [
+            rel
+            for rel in (
+                path.relative_to(root).as_posix() for path in sorted(root.rglob(f"*{suffix}"))
+            )
+            if any(fnmatchcase(rel, glob) for glob in self.include)
+            and not any(fnmatchcase(rel, glob) for glob in self.exclude)
+        ]
 
 
 @dataclass(frozen=True)
@@ -109,7 +121,7 @@ class QuerySet:
     suffix: str
     work: Path
     packages: tuple[Package, ...]
-    fetch: Callable[[QuerySet], dict[str, Path]]
+    fetch: Callable[[Path, tuple[Package, ...]], dict[str, Path]]  # (work, packages)
     docs: Callable[[object], list[Doc]]  # every doc comment of a parsed file
     blank: bytes  # what a blanked doc comment leaves before its newlines
     summary: Callable[[str], str]  # the doc's first sentence
@@ -209,12 +221,12 @@ PY_CALL_STOPLIST = frozenset(
 )
 
 
-def pip_sdists(qs: QuerySet) -> dict[str, Path]:
+def pip_sdists(work: Path, packages: tuple[Package, ...]) -> dict[str, Path]:
     """Each package's unpacked sdist, downloaded once into ``work/sdists``."""
-    sdists, roots = qs.work / "sdists", {}
+    sdists, roots = work / "sdists", {}
     sdists.mkdir(parents=True, exist_ok=True)
-    for package in qs.packages:
-        target = qs.work / "src" / package.folder
+    for package in packages:
+        target = work / "src" / package.folder
         if not target.is_dir():
             found = list(sdists.glob(f"{package.folder}.tar.gz"))
             if not found:
@@ -225,7 +237,7 @@ def pip_sdists(qs: QuerySet) -> dict[str, Path]:
                 )
                 found = list(sdists.glob(f"{package.folder}.tar.gz"))
             with tarfile.open(found[0]) as archive:
-                archive.extractall(qs.work / "src", filter="data")
+                archive.extractall(work / "src", filter="data")
         roots[package.name] = target
     return roots
 
@@ -283,13 +295,14 @@ python_calls = call_names("call", "attribute", "object", "attribute")
 # --- Go -------------------------------------------------------------------------------
 
 
-def debian_packages(qs: QuerySet) -> dict[str, Path]:
+def debian_packages(work: Path, packages: tuple[Package, ...]) -> dict[str, Path]:
     """Each package as Debian ships it (``apt-get download NAME=VERSION``, its sha256
-    checked, ``dpkg-deb -x``), downloaded once into ``work/debs``."""
-    debs, roots = qs.work / "debs", {}
+    checked, ``dpkg-deb -x``, and its ``inner`` tarball unpacked where it lies),
+    downloaded once into ``work/debs``."""
+    debs, roots = work / "debs", {}
     debs.mkdir(parents=True, exist_ok=True)
-    for package in qs.packages:
-        unpacked = qs.work / "src" / package.name
+    for package in packages:
+        unpacked = work / "src" / package.name
         if not unpacked.is_dir():
             found = list(debs.glob(f"{package.download}_*.deb"))
             if not found:
@@ -304,6 +317,9 @@ def debian_packages(qs: QuerySet) -> dict[str, Path]:
                 raise SystemExit(f"{found[0]}: sha256 {digest}, expected {package.sha256}")
             unpacked.mkdir(parents=True)
             subprocess.run(["dpkg-deb", "-x", str(found[0]), str(unpacked)], check=True)
+            if package.inner:
+                with tarfile.open(unpacked / package.inner) as archive:
+                    archive.extractall((unpacked / package.inner).parent, filter="data")
         roots[package.name] = unpacked / package.folder
     return roots
 
@@ -513,15 +529,10 @@ def build(qs: QuerySet) -> tuple[Path, Path]:
     """The stripped corpus and the queries (rebuilt each run: a few seconds)."""
     corpus, queries_path = qs.work / "corpus" / qs.name, qs.work / "queries.jsonl"
     candidates = []
-    for package, root in zip(qs.packages, qs.fetch(qs).values(), strict=True):
+    for package, root in zip(qs.packages, qs.fetch(qs.work, qs.packages).values(), strict=True):
         name, version = package.name, package.version
-        for path in sorted(root.rglob(f"*{qs.suffix}")):
-            rel = path.relative_to(root).as_posix()
-            if not any(fnmatchcase(rel, p) for p in package.include) or any(
-                fnmatchcase(rel, p) for p in package.exclude
-            ):
-                continue
-            data = path.read_bytes()
+        for rel in package.files(root, qs.suffix):
+            data = (root / rel).read_bytes()
             tree = parse(data, qs.language)
             all_docs = qs.docs(tree)
             stripped = strip(data, all_docs, qs.blank)
