@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nexus.fragmentation import piece_numbers
-from nexus.pipeline import chunk_analysis, pick_profile
+from nexus.pipeline import pick_profile
 from nexus.ui import codeview, paging, render, safe, state, tuning, views
 
 state.page_setup("Chunks and AST")
@@ -19,7 +19,7 @@ if path is None:
     st.stop()
 
 analysis = state.file_analysis(repo, path, config.encoding)
-chunks = chunk_analysis(analysis, config, repo=repo.name)
+chunks = state.file_chunks(repo, path, analysis, config)
 profile, reason = pick_profile(analysis, config)
 pieces, window, exact = state.window_counts(chunks)
 over = [i for i, n in enumerate(pieces) if n > window]

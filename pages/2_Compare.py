@@ -6,7 +6,6 @@ import streamlit as st
 
 from nexus.chunking.analysis import FileAnalysis
 from nexus.fragmentation import cuts_at_start, unit_fates
-from nexus.pipeline import chunk_analysis
 from nexus.types import Chunk
 from nexus.ui import codeview, paging, render, safe, state, views
 
@@ -53,8 +52,8 @@ this_file, whole = st.tabs(["This file", "Whole repository"])
 with this_file:
     path = state.file_picker(repo)
     analysis = state.file_analysis(repo, path, config.encoding)
-    ast_chunks = chunk_analysis(analysis, config, repo=repo.name)
-    line_chunks = chunk_analysis(analysis, lines_config, repo=repo.name)
+    ast_chunks = state.file_chunks(repo, path, analysis, config)
+    line_chunks = state.file_chunks(repo, path, analysis, lines_config)
     key = state.file_key(repo, path, config)
     st.dataframe(
         state.shared_table(

@@ -416,6 +416,18 @@ def file_analysis(
     return analysis
 
 
+def file_chunks(
+    repo: Repository, path: str, analysis: FileAnalysis, config: ChunkConfig
+) -> list[Chunk]:
+    """One file's chunks under ``config`` (``analysis`` is ``file_analysis``'s), kept per
+    file content and settings for every session: moving a slider back to a value
+    re-chunks nothing (lib.dom.d.ts takes ~0.15 s a time). Callers must not change it."""
+    key = ("file_chunks", *file_key(repo, path, config))
+    return cached(
+        key, lambda: chunk_analysis(analysis, config, repo=repo.name), footprint.chunks_bytes
+    )
+
+
 def repo_analyses(
     repo: Repository,
     encoding: str = DEFAULT_ENCODING,
