@@ -48,13 +48,26 @@ labels_plain = [
     for i, c in enumerate(chunks)
 ]
 selected = tuning.pick_chunk(chunks, path, labels_plain)
-st.selectbox(
-    "Chunk to inspect",
-    labels_plain,
+start = chunks[selected].start_line
+shown = paging.window(tuning.VIEW, path, analysis.source.text, anchor=start)
+pick, find = st.container(key="nx_stack_pick").columns([3, 1])
+pick.selectbox(
+    "Chunk to inspect" if shown.whole else f"Chunk to inspect ({shown.label().lower()})",
+    [labels_plain[i] for i in tuning.listed(chunks, shown, selected)],
     key="chunk_pick",
     on_change=tuning.chunk_picked,
-    help="Or click a band in the source.",
+    help="Or click a band in the source."
+    + ("" if shown.whole else " The list holds the chunks of the lines drawn."),
 )
+find.text_input(
+    "Find a symbol",
+    key="chunk_find",
+    on_change=tuning.symbol_entered,
+    placeholder="e.g. getImage",
+    help="Selects the next chunk whose symbol holds this text (any case).",
+)
+if missed := tuning.find_missed():
+    find.caption(f"No chunk's symbol holds {safe.code(missed)}.")
 diff = tuning.chunking_change(path, config, chunks)
 if diff:
     st.info(safe.md(diff))
@@ -65,18 +78,16 @@ labels = [
     for i, c in enumerate(chunks)
 ]
 lines = state.highlighted(analysis.source.text, analysis.language)
-start = chunks[selected].start_line
-window = paging.window(tuning.VIEW, path, analysis.source.text, anchor=start)
 code, tree = st.container(key="nx_stack_code").columns([3, 2])
 with code:
     st.markdown("**Source with chunk boundaries** (the selected chunk in green; click a band)")
-    paging.controls(tuning.VIEW, window, hint="choosing a chunk in the list moves there too")
+    paging.controls(tuning.VIEW, shown, hint="choosing a chunk in the list moves there too")
     pane = render.Pane("AST chunks", chunks, labels, selected, clickable=True)
     codeview.code_view(
-        render.code_view(lines, [pane], height=680, window=window),
+        render.code_view(lines, [pane], height=680, window=shown),
         key="chunk_view",
-        scroll_to=start if start in window else window.first,
-        window=window,
+        scroll_to=start if start in shown else shown.first,
+        window=shown,
         on_click=tuning.band_clicked,
     )
 with tree:

@@ -83,3 +83,16 @@ def test_band_view_draws_only_the_window_and_labels_a_chunk_begun_above_it() -> 
     assert html.count('class="nx-label"') == 1 and "<b>second</b>" in html  # began at L41
     assert 'data-chunk="1"' in html and 'data-chunk="0"' not in html
     assert render.band_view(lines, pane) == render.band_view(lines, pane, window=None)
+
+
+def test_the_chunk_list_offers_the_chunks_drawn_and_the_selected_one() -> None:
+    from nexus.ui.tuning import find_chunk, listed
+
+    chunks = [
+        make_chunk(f"c{i}", start=10 * i + 1, end=10 * i + 10, symbol=f"Name{i}") for i in range(9)
+    ]
+    assert listed(chunks, window_from(25, 90, size=20), selected=0) == [0, 2, 3, 4]
+    assert listed(chunks, whole_file(90, 900), selected=5) == list(range(9))
+    assert find_chunk(chunks, 3, "name") == 4  # the next match after the selection
+    assert find_chunk(chunks, 8, "NAME") == 0  # wraps around
+    assert find_chunk(chunks, 0, "missing") is None

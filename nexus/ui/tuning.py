@@ -16,8 +16,10 @@ from nexus.chunkdiff import diff_chunks, setting_changes
 from nexus.config import ChunkConfig
 from nexus.types import Chunk
 from nexus.ui import codeview, paging
+from nexus.ui.linewindow import LineWindow
 
 _INDEX, _LINE, _LABELS = "chunk_index", "chunk_line", "_chunk_labels"
+_FIND, _MISSED = "_chunk_find", "_chunk_find_missed"
 #: The code view's name for ``nexus.ui.paging`` (its widget keys start with it).
 VIEW = "code"
 
@@ -35,6 +37,11 @@ def pick_chunk(chunks: list[Chunk], path: str, labels: list[str]) -> int:
         starts = [c.start_line for c in chunks]
         index = max(bisect_right(starts, line) - 1, 0) if line else 0
     index = min(max(index, 0), len(chunks) - 1)
+    find = ss.pop(_FIND, None)
+    if find is not None:
+        found = find_chunk(chunks, index, find)
+        ss[_MISSED] = None if found is not None else find
+        index = index if found is None else found
     ss["_chunk_key"], ss["_chunk_path"] = key, path
     ss[_INDEX], ss[_LINE], ss[_LABELS] = index, chunks[index].start_line, labels
     ss["chunk_pick"] = labels[index]
@@ -47,6 +54,34 @@ def chunk_picked() -> None:
     picked = st.session_state.get("chunk_pick")
     if picked in labels:
         st.session_state[_INDEX] = labels.index(picked)
+
+
+def listed(chunks: list[Chunk], window: LineWindow, selected: int) -> list[int]:
+    """The chunks the list offers: those on the lines drawn (every chunk of a file drawn
+    whole) and the selected one. Thousands of options cost the browser ~0.2 s per rerun
+    (lib.dom.d.ts at max_tokens 128: 4,614 chunks); paging and Find reach the rest."""
+    first, last = window.first, window.last
+    shown = [i for i, c in enumerate(chunks) if c.end_line >= first and c.start_line <= last]
+    return shown if selected in shown else sorted({*shown, selected})
+
+
+def find_chunk(chunks: list[Chunk], after: int, text: str) -> int | None:
+    """The first chunk after ``after`` (wrapping) whose symbol holds ``text`` (any case)."""
+    needle = text.casefold()
+    hits = [i for i, c in enumerate(chunks) if needle in (c.symbol or "").casefold()]
+    return next((i for i in hits if i > after), hits[0]) if hits else None
+
+
+def symbol_entered() -> None:
+    """ "Find a symbol": the next run selects the next chunk whose symbol holds it."""
+    text = str(st.session_state.get("chunk_find") or "").strip()
+    if text:
+        st.session_state[_FIND] = text
+
+
+def find_missed() -> str | None:
+    """The text the last Find looked for in vain, if it did."""
+    return st.session_state.get(_MISSED)
 
 
 def band_clicked() -> None:

@@ -77,24 +77,40 @@ def test_paging_reaches_the_end_of_the_file(big_page: AppTest) -> None:
     assert drawn_lines(at)[-1] == total and len(drawn_lines(at)) == linewindow.WINDOW_LINES
 
 
-def test_choosing_a_chunk_far_away_moves_the_window_to_it(big_page: AppTest) -> None:
+def test_the_chunk_list_holds_the_chunks_of_the_lines_drawn(big_page: AppTest) -> None:
     at = big_page
-    picker = at.selectbox(key="chunk_pick")
-    far = picker.options[-3]
-    picker.set_value(far).run()
-    start = int(re.search(r"L(\d+)–", far).group(1))
-    assert start > linewindow.WINDOW_LINES
-    assert start in drawn_lines(at)
+    options = at.selectbox(key="chunk_pick").options
+    starts = [int(re.search(r"L(\d+)–", o).group(1)) for o in options]
+    assert len(options) > 1 and max(starts) <= linewindow.WINDOW_LINES
+    at.button(key="code_last").click().run()
+    later = at.selectbox(key="chunk_pick").options
+    assert options[0] in later  # the selected chunk stays listed
+    last_end = max(int(re.search(r"L\d+–(\d+)", o).group(1)) for o in later)
+    assert last_end >= total_lines(at) - 1  # the file ends with a newline
+
+
+def test_find_a_symbol_selects_it_and_moves_the_window_to_it(big_page: AppTest) -> None:
+    at = big_page
+    at.text_input(key="chunk_find").input("service150").run()
+    assert not at.exception
+    chosen = at.selectbox(key="chunk_pick").value
+    assert "Service150" in chosen
+    start = int(re.search(r"L(\d+)–", chosen).group(1))
+    assert start > linewindow.WINDOW_LINES and start in drawn_lines(at)
     view = code_views(at)[0]
     assert view["scroll_to"] == start
     assert (view["first"], view["last"]) == (drawn_lines(at)[0], drawn_lines(at)[-1])
-    index = picker.options.index(far)
+    index = int(chosen.split()[0][1:]) - 1
     assert f'data-chunk="{index}"' in view["html"]  # its band is there, clickable
 
     # A slider move keeps the reader's place: the selected chunk follows its line.
     at.slider(key="max_tokens").set_value(128).run()
     assert not at.exception
     assert start in drawn_lines(at)
+
+    at.text_input(key="chunk_find").input("noSuchSymbol").run()
+    assert "Service150" in at.selectbox(key="chunk_pick").value  # the selection stays
+    assert any("noSuchSymbol" in c.value for c in at.caption)
 
 
 def test_go_to_line_selects_the_chunk_holding_it(big_page: AppTest) -> None:
