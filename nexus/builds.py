@@ -199,6 +199,9 @@ class IndexBuild:
         self._bytes = sum(self._stream.sizes)
         self.on_done = on_done
         self.embedder = embedder
+        # Queries go through a handle of their own: ``last_misses`` of the build's
+        # handle must count the build's batch, not a page's query embedded meanwhile.
+        self._queries = CachedEmbedder(embedder.inner, embedder.cache)
         self.batch = batch
         self.first_batch = min(FIRST_BATCH, batch)
         self.idle_after = idle_after
@@ -297,6 +300,10 @@ class IndexBuild:
         with self._lock:
             self._snapshot, self._snapshot_bytes = snapshot, size
         return snapshot
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a query, with the build's model and cache."""
+        return self._queries.encode([text])[0]
 
     def keyword_hits(self, query: str, k: int) -> list[Hit]:
         """The ``k`` best chunks by keywords (BM25) over every chunk made so far: an

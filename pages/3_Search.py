@@ -84,7 +84,7 @@ def answer(
     build: IndexBuild, index: VectorIndex, target: Target | None
 ) -> tuple[QueryOutcome, np.ndarray, go.Figure]:
     """The query's outcome on ``index``, every chunk's score, and the chart of them."""
-    vector = build.embedder.encode([query])[0]
+    vector = build.embed_query(query)
     outcome = score_query(
         index, vector, target, k, text=query, lexical_weight=config.lexical_weight
     )

@@ -231,3 +231,17 @@ def test_a_stream_is_chunked_on_the_build_thread_and_answers_from_its_first_file
     done = build.progress()
     assert (done.phase, done.done, done.total, done.files_done) == ("done", 10, 10, 5)
     assert [h.chunk.id for h in build.keyword_hits("hotel", 1)] == ["hotel"]
+
+
+def test_queries_embedded_during_a_build_do_not_change_its_counts(cache: EmbeddingCache) -> None:
+    inner = GatedEmbedder()
+    build = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3).start()
+    assert inner.waiting.acquire(timeout=10)  # the first batch is in the model
+    build.embed_query("a query")  # a page asks meanwhile: one text for the model
+    inner.gate.release()
+    while build.progress().running:
+        if inner.waiting.acquire(timeout=1):
+            inner.gate.release()
+    build.join(10)
+    progress = build.progress()
+    assert (progress.phase, progress.done, progress.embedded) == ("done", 10, 10)
