@@ -307,11 +307,26 @@ class IndexBuild:
 
     def keyword_hits(self, query: str, k: int) -> list[Hit]:
         """The ``k`` best chunks by keywords (BM25) over every chunk made so far: an
-        answer before any vector exists (chunks without a matching term are left out).
-        While files are being chunked the table is rebuilt after ``SNAPSHOT_GROWTH``."""
+        answer before any vector exists, or before the model is loaded (chunks without
+        a matching term are left out). While files are being chunked the table is
+        rebuilt after ``SNAPSHOT_GROWTH``; a finished build's is its index's (saved)."""
         with self._lock:
-            chunks = list(self.chunks)
+            finished = self._snapshot if self._phase in (DONE, OPENED) else None
+            chunks = self.chunks if finished is not None else list(self.chunks)  # a copy: it grows
             chunking = self._files_done < self._stream.files
+        if finished is not None:
+            keywords = finished.keywords()
+        else:
+            keywords = self._keywords_of(chunks, chunking)
+        scores = keywords.scores(query)
+        order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
+        return [
+            Hit(chunk=chunks[i], score=float(scores[i]), rank=rank, key=i)
+            for rank, i in enumerate(order, start=1)
+        ]
+
+    def _keywords_of(self, chunks: Sequence[Chunk], chunking: bool) -> LexicalIndex:
+        """The keyword table of the chunks made so far (kept while it is fresh enough)."""
         found = self._keywords
         if found is None or (
             found[0] != len(chunks) and (not chunking or len(chunks) >= SNAPSHOT_GROWTH * found[0])
@@ -319,13 +334,7 @@ class IndexBuild:
             texts = [c.embedding_text for c in chunks]
             found = self._keywords = (len(chunks), LexicalIndex(texts))
             self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
-        covered, keywords = found
-        scores = keywords.scores(query)
-        order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
-        return [
-            Hit(chunk=chunks[i], score=float(scores[i]), rank=rank, key=i)
-            for rank, i in enumerate(order, start=1)
-        ]
+        return found[1]
 
     def _set_phase(self, phase: str, error: str = "") -> None:
         with self._lock:

@@ -191,6 +191,14 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
     if index is None:  # a repository without chunks
         return
+    if progress.complete and state.model_loading(config.words_view):
+        st.info(
+            "Loading the embedding model (the query must be embedded): keyword (BM25) hits "
+            "over every chunk meanwhile; the embedding hits follow."
+        )
+        st.markdown("**Keyword (BM25), all chunks**")
+        show_hits(build.keyword_hits(query, k), target)
+        return
     if progress.complete:  # the same answer for every session asking the same
         shared_key = (build.serial, query, k, target_id, config.lexical_weight)
         outcome, scores, fig = state.shared(
@@ -231,9 +239,12 @@ def any_running() -> bool:
 
 
 RUNNING_AT_START = any_running()
+MODEL_LOADING_AT_START = state.model_loading(config.words_view)
 
 
-@st.fragment(run_every=1.0 if RUNNING_AT_START or TARGETS_PENDING else None)
+@st.fragment(
+    run_every=1.0 if RUNNING_AT_START or TARGETS_PENDING or MODEL_LOADING_AT_START else None
+)
 def results() -> None:
     """Progress and answers, redrawn every second while a build runs (widgets stay live)."""
     ast_build, lines_build = current_builds()

@@ -7,11 +7,13 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import GatedEmbedder, make_chunk
 
 from nexus import builds
 from nexus.embedding import CachedEmbedder, EmbeddingCache
+from nexus.index import VectorIndex
 from nexus.lru import ByteLRU
 from nexus.ui.fake_embedder import HashingEmbedder
 
@@ -245,3 +247,15 @@ def test_queries_embedded_during_a_build_do_not_change_its_counts(cache: Embeddi
     build.join(10)
     progress = build.progress()
     assert (progress.phase, progress.done, progress.embedded) == ("done", 10, 10)
+
+
+def test_an_opened_index_answers_by_keywords_from_its_saved_table(
+    cache: EmbeddingCache, tmp_path: Path
+) -> None:
+    chunks = [*CHUNKS, make_chunk("pay", text="function refundPayment(payment) {}")]
+    VectorIndex.build(chunks, np.ones((len(chunks), 4)), "m").save(tmp_path / "idx")
+    opened = VectorIndex.load(tmp_path / "idx")
+    build = builds.IndexBuild.opened(opened, CachedEmbedder(HashingEmbedder(dim=4), cache))
+    hits = build.keyword_hits("refund payment", 3)
+    assert [(h.chunk.id, h.key) for h in hits] == [("pay", 10)]
+    assert build._keywords is None  # no table built: the saved one answered

@@ -629,6 +629,13 @@ def _load_model_soon(words_view: bool = True) -> None:
         thread.start()
 
 
+def model_loading(words_view: bool = True) -> bool:
+    """Whether the model that ``page_setup(load_model=True)`` started loading is still
+    loading (a saved index answers by keywords meanwhile)."""
+    thread = _MODEL_LOADERS.get(words_view)
+    return thread is not None and thread.is_alive()
+
+
 def get_embedder(words_view: bool = True) -> Embedder:
     """The embedder of this server: the hook, ``NEXUS_UI_EMBEDDER=fake``, or the model.
 

@@ -107,6 +107,25 @@ def test_saved_indexes_are_opened_not_rebuilt(page, monkeypatch: pytest.MonkeyPa
     assert "opened earlier on this server, shared" in captions
 
 
+def test_a_saved_index_answers_by_keywords_while_the_model_loads(
+    page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not page("search").run().exception  # builds and saves both indexes
+    state.memory().clear()  # a fresh server, whose model is still loading
+    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
+    monkeypatch.setattr(state, "model_loading", lambda words_view=True: True)
+    at = page("search")
+    at.query_params.update({"repo": "sample:express-images", "q": "copy object delete original"})
+    at.run()
+    assert not at.exception
+    assert sum("Loading the embedding model" in shown(i.value) for i in at.info) == 2
+    hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
+    assert len(hits) == 2 and not at.get("plotly_chart")  # keyword hits, no dense chart yet
+    monkeypatch.setattr(state, "model_loading", lambda words_view=True: False)
+    at.run()
+    assert len(at.get("plotly_chart")) == 2  # the embedding answer once it is loaded
+
+
 def test_a_changed_file_is_not_answered_from_the_saved_index(
     page, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
