@@ -7,7 +7,7 @@ Corpora (real code only; whatever is not on this machine is skipped and said so)
     --language python`` (run it first: it downloads them into ``$PY_WORK``) and
     sample_repos/py-orders;
   * go: the Go files Debian's git package ships (/usr/share/doc/git/contrib) and the
-    three Debian packages of ``bench/language_eval.py --language go`` (``$GO_WORK``);
+    three Debian packages of ``bench/language_eval.py --set go`` (``$GO_WORK``);
   * java, rust: library sources as Debian ships them, fetched here with
     ``language_eval.debian_packages`` (``apt-get download`` of pinned versions, sha256
     checked, into ``$SPEED_WORK``, default ``/tmp/nexus-speed``): BeanShell's sources
@@ -18,7 +18,7 @@ Corpora (real code only; whatever is not on this machine is skipped and said so)
 
     .venv/bin/python bench/language_speed.py
 
-Results: ``bench/results/language_speed.{json,md}``. CPU time, best of 5, the floor and
+Results: ``bench/results/language_speed.{json,md}``. CPU time, best of 9, the floor and
 Nexus taking turns; every run cold (the edge-line token counts that files share are
 cleared before each run, as bench/chunking.py does).
 """
@@ -115,7 +115,7 @@ PACKAGES = {
         ),
     ),
 }
-REPEAT = 5
+REPEAT = 9
 CONFIG = ChunkConfig()
 
 
@@ -230,6 +230,16 @@ def main() -> None:
             f"{r['coverage_pct']} | {r['fragments_pct']} |"
             for r in rows
         ),
+        "",
+        "Corpora: python: the sdists of bench/language_eval.py --set python and "
+        "sample_repos/py-orders; go: git's contrib and the Debian packages of "
+        "bench/language_eval.py --set go; "
+        + "; ".join(
+            f"{language}: "
+            + ", ".join(f"{p.name} {p.version} (Debian {p.download})" for p in packages)
+            for language, (_, packages) in PACKAGES.items()
+        )
+        + ".",
     ]
     (results / "language_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
