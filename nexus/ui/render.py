@@ -36,7 +36,8 @@ CSS = """
 .nx-pre{white-space:pre}
 .nx-pane-src{white-space:pre-wrap;overflow-wrap:anywhere;padding:0 10px;min-width:0}
 .nx-cut{color:#b91c1c;font-weight:600}
-.nx-units{font-family:system-ui,sans-serif;font-size:12px;margin:0 0 6px;line-height:1.9}
+.nx-units{font-family:system-ui,sans-serif;font-size:12px;margin:0 0 6px;line-height:1.9;
+  max-height:7.6em;overflow-y:auto}
 .nx-units a{display:inline-block;padding:0 7px;margin:0 4px 2px 0;border-radius:10px;
   background:#fee2e2;color:#7f1d1d;text-decoration:none;cursor:pointer;white-space:nowrap}
 .nx-units a:hover{background:#fecaca}
