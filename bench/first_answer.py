@@ -177,6 +177,8 @@ def slider_case(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str,
     repo = open_repository(corpus)
     sources = [i for i in repo.files if i.chunkable and i.category is Category.SOURCE]
     largest = max(sources, key=lambda i: (i.size, i.path))
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    started = {"date": now, "load_before": uptime()}
     print(f"slider: {largest.path} ({largest.size:,} bytes), fake embedder; {uptime()}")
     expected = ui_latency.Expected(expected_root, largest.path)
     query = "?" + urlencode({"repo": f"path:{corpus}", "file": largest.path})
@@ -188,6 +190,7 @@ def slider_case(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str,
         browser = ui_latency.run_browser(url, expected, options, query)
     summary = ui_latency.summarize(browser["samples"]["max_tokens"])
     return {
+        **started,
         "file": largest.path,
         "bytes": largest.size,
         "lines": expected.analysis.source.text.count("\n") + 1,
@@ -262,8 +265,11 @@ def markdown(r: dict[str, Any]) -> str:
             f"press -> settled page): n={s.get('n')}, failed {s.get('failed')}, "
             f"p50 {total.get('p50', float('nan')):.3f} s, p95 {total.get('p95', float('nan')):.3f}"
             f" s, max {total.get('max', float('nan')):.3f} s; target p50 ≤ "
-            f"{TARGETS['slider_p50']:g} s: {verdict(total.get('p50'), TARGETS['slider_p50'])}. "
-            f"Page open: {slider['open']}. Load after: `{slider.get('load_after')}`.",
+            f"{TARGETS['slider_p50']:g} s: {verdict(total.get('p50'), TARGETS['slider_p50'])}"
+            f" (p50 press -> script done {s.get('to_end', {}).get('p50', float('nan')):.3f} s, "
+            f"browser long tasks {s.get('long_ms', {}).get('p50', float('nan')):.3f} s). "
+            f"Page open: {slider['open']}. Measured {slider.get('date')}, load before: "
+            f"`{slider.get('load_before')}`, after: `{slider.get('load_after')}`.",
             "",
         ]
     return "\n".join(lines)
