@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nexus.fragmentation import piece_numbers
 from nexus.pipeline import pick_profile
 from nexus.ui import codeview, paging, render, safe, state, tuning, views
 
@@ -41,12 +40,14 @@ if not chunks:
     st.info("This file is empty: there is nothing to chunk.")
     st.stop()
 
+# Built once per file, settings and word-piece count (thousands of chunks in a large file).
+labels_plain, labels = state.shared(
+    "chunk_labels",
+    (*state.file_key(repo, path, config), tuple(pieces), window),
+    lambda: views.chunk_labels(chunks, analysis.units, pieces, window),
+)
 # The selection is kept as a chunk index plus its first line: after a re-chunk the
 # chunk holding that line is selected, and the list shows the current chunks' labels.
-labels_plain = [
-    f"#{i + 1}  L{c.start_line}–{c.end_line}  {c.symbol or '(module code)'}  ·  {c.token_count} tok"
-    for i, c in enumerate(chunks)
-]
 selected = tuning.pick_chunk(chunks, path, labels_plain)
 start = chunks[selected].start_line
 shown = paging.window(tuning.VIEW, path, analysis.source.text, anchor=start)
@@ -72,11 +73,6 @@ diff = tuning.chunking_change(path, config, chunks)
 if diff:
     st.info(safe.md(diff))
 
-pieces_of = piece_numbers(analysis.units, chunks)
-labels = [
-    render.chunk_label(i, c, pieces[i], window if i in over else 0, piece=pieces_of[i])
-    for i, c in enumerate(chunks)
-]
 lines = state.highlighted(analysis.source.text, analysis.language)
 code, tree = st.container(key="nx_stack_code").columns([3, 2])
 with code:

@@ -158,11 +158,15 @@ class Pane:
     clickable: bool = False  # bands carry ``data-chunk`` (the code view reports clicks)
 
 
-def _owners(chunks: Sequence[Chunk], n_lines: int) -> list[int | None]:
-    """Index of the chunk drawn on each line (a line two chunks share goes to the later)."""
+def _owners(
+    chunks: Sequence[Chunk], n_lines: int, first: int = 1, last: int | None = None
+) -> list[int | None]:
+    """Index of the chunk drawn on each line (a line two chunks share goes to the later);
+    only lines ``first``..``last`` are filled (the window drawn of a large file)."""
+    last = n_lines if last is None else min(last, n_lines)
     owner: list[int | None] = [None] * (n_lines + 1)
     for i, chunk in enumerate(chunks):
-        for line in range(max(chunk.start_line, 1), min(chunk.end_line, n_lines) + 1):
+        for line in range(max(chunk.start_line, first, 1), min(chunk.end_line, last) + 1):
             if owner[line] is None or chunk.start_line == line:
                 owner[line] = i
     return owner
@@ -180,7 +184,7 @@ def band_view(
     """
     first, last = (1, len(lines)) if window is None else (window.first, window.last)
     last = min(last, len(lines))
-    owners = _owners(pane.chunks, len(lines))
+    owners = _owners(pane.chunks, len(lines), first, last)
     labels = pane.labels or [chunk_label(i, c) for i, c in enumerate(pane.chunks)]
     starting: dict[int, list[int]] = {}
     for i, chunk in enumerate(pane.chunks):
@@ -237,7 +241,8 @@ def code_view(
     if len(panes) == 1:
         return head + band_view(lines, panes[0], height, window)
     n = len(lines)
-    owners = [_owners(p.chunks, n) for p in panes]
+    first, last = (1, n) if window is None else (window.first, min(window.last, n))
+    owners = [_owners(p.chunks, n, first, last) for p in panes]
     labels = [p.labels or [chunk_label(i, c) for i, c in enumerate(p.chunks)] for p in panes]
     several = len(panes) > 1
     src_class = "nx-pane-src" if several else "nx-src"
@@ -260,7 +265,6 @@ def code_view(
         for i, chunk in enumerate(pane.chunks):
             at.setdefault(chunk.start_line, []).append(i)
         starting.append(at)
-    first, last = (1, n) if window is None else (window.first, min(window.last, n))
     for k, at in enumerate(starting):  # a chunk that began above the window
         if first <= last and (owner := owners[k][first]) is not None and first not in at:
             at[first] = [owner]

@@ -22,9 +22,9 @@ import pyarrow as pa
 
 from nexus.config import ChunkConfig
 from nexus.evaluation import Comparison, QueryOutcome, Target, target_mask
-from nexus.fragmentation import UnitFate, summarize
+from nexus.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.index import VectorIndex
-from nexus.types import Chunk
+from nexus.types import Chunk, Unit
 from nexus.ui import render, safe
 
 #: Measured (tracemalloc): a Plotly Express figure holds ~300 KB (its template and
@@ -114,6 +114,24 @@ def chunk_table(chunks: Sequence[Chunk], pieces: Sequence[int]) -> pd.DataFrame:
             "id": [c.id for c in chunks],
         }
     )
+
+
+def chunk_labels(
+    chunks: Sequence[Chunk], units: Sequence[Unit], pieces: Sequence[int], window: int
+) -> tuple[list[str], list[str]]:
+    """Chunks page: each chunk's line in the chunk list, and its label over its band
+    (HTML: ``k/n`` for a piece of a split unit, flagged over ``window`` word pieces)."""
+    pieces_of = piece_numbers(units, list(chunks))
+    plain = [
+        f"#{i + 1}  L{c.start_line}–{c.end_line}  {c.symbol or '(module code)'}  ·  "
+        f"{c.token_count} tok"
+        for i, c in enumerate(chunks)
+    ]
+    html = [
+        render.chunk_label(i, c, pieces[i], window if pieces[i] > window else 0, pieces_of[i])
+        for i, c in enumerate(chunks)
+    ]
+    return plain, html
 
 
 #: Above this many units the unit table is not coloured row by row: pandas' Styler
