@@ -93,6 +93,44 @@ def _boundary_until(data: bytes, start: int, end: int) -> int:
     return -1
 
 
+#: ASCII letters and digits: a line ending in one ends its last pre-token where
+#: the chunk ends (letters and digits runs stop at the blank after them).
+_ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+#: ASCII punctuation: ``[^\s\p{L}\p{N}]`` of the pattern, where it is ASCII.
+_PUNCTUATION = frozenset(b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_BLANK_AFTER = frozenset(b" \t\r\n")
+
+
+def _last_pretoken(data: bytes, start: int, end: int) -> int:
+    r"""Where the last pre-token of ``data[start:end]`` starts, when it starts at the
+    same place in the whole file (so the file's tokens count everything before it);
+    -1 when that is not certain. ``start``: a pre-token boundary.
+
+    A slice ending in a letter or digit before a blank ends on a pre-token boundary
+    of the file: its last pre-token is empty, at ``end``. One ending in ASCII
+    punctuation ends with a punctuation run (`` ?[^\s\p{L}\p{N}]++``), which in the
+    file takes the newline after it; it starts after the letter, digit, tab or
+    newline before it, or at the one space before it. Encoding only that run
+    (``)``, ``}``, ``):``) is what makes a chunk's exact count cheap: the same few
+    runs end most chunks."""
+    if end < len(data) and data[end] not in _BLANK_AFTER:
+        return -1  # cut inside a line: the file may run on past ``end``
+    last = data[end - 1]
+    if last in _ALNUM:
+        return end
+    if last not in _PUNCTUATION:
+        return -1
+    run = end - 1
+    while run > start and data[run - 1] in _PUNCTUATION:
+        run -= 1
+    if run == start:  # ``start`` is a pre-token boundary
+        return run
+    before = data[run - 1]
+    if before == 0x20:  # one space joins the run
+        return run - 1
+    return run if before in _ALNUM or before in b"\t\n" else -1
+
+
 _EDGE_COUNTS: dict[str, dict[bytes, int]] = {}
 _EDGE_COUNTS_MAX = 100_000
 
@@ -145,9 +183,11 @@ class TokenIndex:
 
     def _count(self, data: bytes, start: int, end: int) -> int:
         head = _boundary_from(data, start, end) if self._additive else -1
-        tail = _boundary_until(data, start, end) if head != -1 else -1
         if head == -1:  # no line boundary inside: encode it all
             return len(self._encode(data[start:end].decode("utf-8")))
+        tail = _last_pretoken(data, head, end)
+        if tail == -1:  # an unusual last line: encode it whole
+            tail = _boundary_until(data, head, end)
         inner = self.estimate(head, tail)
         if head > start:  # a chunk starting at a line start has no head to encode
             inner += self._edge(data[start:head])

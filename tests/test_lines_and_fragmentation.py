@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -74,6 +76,31 @@ def test_exact_count_of_any_slice_equals_encoding_it_alone(text, cut):
     index = TokenIndex(data, ChunkConfig().encoding)
     expected = count_tokens(text[a:b], ChunkConfig().encoding)
     assert index.exact(data, start, end) == expected
+
+
+REAL_FILES = sorted(
+    path
+    for root in ("sample_repos/py-orders", "tests/data/polyglot", "sample_repos/ts-payments")
+    for path in Path(__file__).resolve().parents[1].joinpath(root).rglob("*")
+    if path.suffix in {".py", ".go", ".java", ".rs", ".ts"}
+)
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda path: path.name)
+def test_exact_count_of_line_ranges_of_real_code_equals_encoding_them_alone(path):
+    """Chunk-shaped slices (a line start to the end of a later line, blanks trimmed)
+    of real files: most end in a letter or a punctuation run (``)``, ``}``, ``):``),
+    whose count comes from the file's tokens."""
+    data = path.read_bytes()
+    index = TokenIndex(data, ChunkConfig().encoding)
+    line_starts = [0] + [at + 1 for at, byte in enumerate(data) if byte == 0x0A]
+    step = max(1, len(line_starts) // 40)
+    for first in line_starts[::step]:
+        for last in line_starts[::step]:
+            end = len(data[:last].rstrip())
+            if end > first:
+                expected = count_tokens(data[first:end].decode(), ChunkConfig().encoding)
+                assert index.exact(data, first, end) == expected, (path.name, first, end)
 
 
 def test_a_line_window_is_labelled_with_the_unit_it_holds_most_of():

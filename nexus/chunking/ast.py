@@ -30,7 +30,7 @@ chunk records included).
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -187,25 +187,30 @@ class _Splitter:
     def _cut(self, start: int, end: int) -> int:
         """A cut point in (start, end): the last line start that keeps the head within
         an even share of the range (no 500 + 12 split of a range just over budget)
-        and does not leave a lone brace or keyword behind; else a token start."""
+        and does not leave a lone brace or keyword behind; else a token start.
+
+        Candidates are found by bisection, not line by line: a head of ``n`` tokens
+        or fewer ends at or before the start of token ``base + n``."""
         tokens = self.analysis.tokens
-        starts = self.analysis.line_starts
+        line_starts = self.analysis.line_starts
         data = self.analysis.data
         base = tokens.position(start)
         total = tokens.position(end) - base
         share = -(-total // max(2, -(-total // self.max_tokens)))  # ceil(total / pieces)
-        fitting: list[int] = []  # line starts that keep the head within the budget
-        balanced = 0  # how many of them keep it within the share
-        for index in range(self.analysis.line_of(start), len(starts)):
-            candidate = starts[index]
-            if candidate >= end:
-                break
-            head = tokens.position(candidate) - base
-            if head > self.max_tokens:
-                break
-            if fitting or data[start:candidate].strip():
-                fitting.append(candidate)
-                balanced = len(fitting) if head <= share else balanced
+
+        def last_line_within(count: int) -> int:
+            """Index past the last line start in ``(start, end)`` whose head holds at
+            most ``count`` tokens."""
+            limit = end - 1
+            if base + count < len(tokens.starts):
+                limit = min(limit, tokens.starts[base + count])
+            return bisect_right(line_starts, limit)
+
+        # Line starts that keep the head within the budget and leave text before them.
+        visible = len(data[start:end]) - len(data[start:end].lstrip())
+        first = bisect_right(line_starts, start + visible)
+        fitting = line_starts[first : max(first, last_line_within(self.max_tokens))]
+        balanced = max(0, last_line_within(share) - first)
         preferred = fitting[:balanced] or fitting
         for candidate in reversed(preferred):
             if not _one_word_at_most(data, candidate, end):
