@@ -45,3 +45,10 @@ def test_a_name_inside_a_longer_word_is_no_use():
     offsets, indexes = identifier_uses(data, (b"the", b"e"))
     assert [data[a : a + 3] for a in offsets] == [b"e =", b"the", b"e, ", b"e"]
     assert indexes == [1, 0, 1, 1]
+
+
+def test_a_longer_run_in_a_names_bucket_is_no_use():
+    # Same first and last byte, 32 bytes longer: the numpy pass puts it in the name's
+    # bucket, and its first bytes equal the name.
+    data = b"abc" + b"x" * 31 + b"c abc" + b" " * 600_000
+    assert identifier_uses(data, (b"abc",)) == ([36], [0])
