@@ -43,7 +43,12 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     around = first - 1
     while around >= 0 and units[around].end_byte <= start:
         around = enclosing_of[around]
-    cut = _most_held(table, around, first, last, start, end)
+    # Most ranges cut no unit: the units open at the start go past its end (their
+    # ancestors too) and the units starting inside end inside.
+    cuts_none = (around < 0 or units[around].end_byte >= end) and all(
+        unit.end_byte <= end for unit in units[first:last]
+    )
+    cut = None if cuts_none else _most_held(table, around, first, last, start, end)
     if cut is not None:
         return cut
     enclosing = units[around] if around >= 0 else None  # the smallest of them
