@@ -91,6 +91,11 @@ class LanguageSpec:
     groups_small_units: bool = True
 
     @cached_property
+    def rider_kinds(self) -> frozenset[str]:
+        """Nodes that ride with the node they precede: comments and decorators."""
+        return self.comment_kinds | self.decorator_kinds
+
+    @cached_property
     def unit_kinds(self) -> frozenset[str]:
         """Node kinds that may define a unit (``extract.py`` decides which do)."""
         return (

@@ -95,16 +95,13 @@ def _declaration(node: tree_sitter.Node) -> tree_sitter.Node:
     return node
 
 
-def _overloads(children: list[tree_sitter.Node], kinds: list[str], spec: LanguageSpec) -> set[int]:
+def _overloads(children: list[tree_sitter.Node], spec: LanguageSpec) -> set[int]:
     """Indexes of overload signatures directly before the implementation of the same
     name: the group is one unit (an overload set alone had no symbol, and its
-    implementation was a fragment of a few tokens). ``kinds``: the children's types."""
+    implementation was a fragment of a few tokens)."""
     signatures, exports = spec.signature_kinds, spec.export_kinds
-    if not signatures:
-        return set()
     declared = [  # the kind of each child, looking through `export`
-        _declaration(child).type if kind in exports else kind
-        for child, kind in zip(children, kinds, strict=True)
+        _declaration(child).type if child.type in exports else child.type for child in children
     ]
     if not any(kind in signatures for kind in declared):
         return set()
@@ -136,25 +133,21 @@ def _items(
     to the node they precede."""
     spec = LANGUAGES[analysis.language]
     data = analysis.data
-    comments, riders = spec.comment_kinds, spec.comment_kinds | spec.decorator_kinds
-    kinds = [child.type for child in children]
-    overloads = _overloads(children, kinds, spec)
+    comments, riders = spec.comment_kinds, spec.rider_kinds
+    overloads = _overloads(children, spec) if spec.signature_kinds else ()
     items: list[_Item] = []
     lead: int | None = None
-    last_end = -1  # end of the previous sibling; -1: none yet
+    last_end = -1  # end of the previous sibling
     for index, child in enumerate(children):
-        kind, end = kinds[index], child.end_byte
+        kind, end = child.type, child.end_byte
         if kind in riders:
-            trailing = (
-                kind in comments
-                and last_end >= 0
-                and data.find(b"\n", last_end, child.start_byte) == -1
-            )
-            if trailing and items and lead is None:
-                previous = items[-1]  # `foo(); // why` stays with foo()
-                items[-1] = (previous[0], end, previous[2], enclosing, depth)
-            elif lead is None:
-                lead = child.start_byte
+            if lead is None:
+                trailing = items and kind in comments
+                if trailing and data.find(b"\n", last_end, child.start_byte) == -1:
+                    previous = items[-1]  # `foo(); // why` stays with foo()
+                    items[-1] = (previous[0], end, previous[2], enclosing, depth)
+                else:
+                    lead = child.start_byte
         elif index in overloads:
             lead = child.start_byte if lead is None else lead
         else:
