@@ -86,6 +86,12 @@ class FileAnalysis:
         return declared_exports(self.tree, self.language)
 
     @cached_property
+    def top_nodes(self) -> list[tree_sitter.Node]:
+        """The root's children (each ``tree.root_node`` is a new node that builds its
+        children list again)."""
+        return self.tree.root_node.children
+
+    @cached_property
     def top_level(self) -> TopLevel:
         """Members of top-level classes (impls, traits; Go's methods) and top-level
         functions (for ``auto``); the
@@ -93,7 +99,7 @@ class FileAnalysis:
         spec = LANGUAGES[self.language]
         callables = spec.method_kinds | (spec.function_kinds if spec.methods_in_classes else set())
         members = functions = 0
-        for statement in self.tree.root_node.children:
+        for statement in self.top_nodes:
             unit = self.unit_at(statement, None)
             if unit is None:
                 continue

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import NamedTuple
 
 import tree_sitter
@@ -274,7 +275,7 @@ def _expand(
     jsx_kinds = spec.jsx_kinds if profile.split_jsx else frozenset()
     pieces: list[_Piece] = []
     met: dict[tuple[int, int], Unit] = {}  # by span: a node may be met twice
-    stack = list(reversed(_items(analysis.tree.root_node.children, analysis, None, 0)))
+    stack = list(reversed(_items(analysis.top_nodes, analysis, None, 0)))
     if not stack:
         stack = [(0, len(analysis.data), None, None, 0)]
     position, starts, max_tokens = tokens.position, tokens.starts, splitter.max_tokens
@@ -328,7 +329,8 @@ def _expand(
         if declares is not None and declares.kind in CALLABLE_KINDS:
             children = _open_body(children, analysis, min_tokens, first, max_tokens) or children
         stack.extend(reversed(children))
-    units = sorted(met.values(), key=lambda unit: (unit.start_byte, -unit.end_byte))
+    # Met top-down in source order: sorting by start keeps outer units first.
+    units = sorted(met.values(), key=attrgetter("start_byte"))
     return pieces, units
 
 
