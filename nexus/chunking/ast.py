@@ -279,20 +279,10 @@ def _expand(
     if not stack:
         stack = [(0, len(analysis.data), None, None, 0)]
     position, starts, max_tokens = tokens.position, tokens.starts, splitter.max_tokens
+    unit_at = analysis.unit_at
     while stack:
         start, end, node, enclosing, depth = stack.pop()
-        unit = analysis.unit_at(node, enclosing) if node is not None else None
-        # The unit this node declares, also when it is the declaration inside the unit
-        # just opened (``export function f``: the function; ``@d def f``: the def).
-        declares = unit
-        if (
-            declares is None
-            and node is not None
-            and enclosing is not None
-            and node.end_byte == enclosing.end_byte
-            and node.type in spec.unit_kinds
-        ):
-            declares = enclosing
+        unit = found = unit_at(node, enclosing) if node is not None else None
         if unit is not None:
             span = (unit.start_byte, unit.end_byte)
             if enclosing is not None and span == (enclosing.start_byte, enclosing.end_byte):
@@ -326,6 +316,16 @@ def _expand(
         # The children take the range's own ends (doc comment and trailing comment).
         children[0] = (start, *children[0][1:])
         children[-1] = (children[-1][0], end, *children[-1][2:])
+        # The unit this node declares, also when it is the declaration inside the unit
+        # just opened (``export function f``: the function; ``@d def f``: the def).
+        declares = found
+        if (
+            declares is None
+            and enclosing is not None
+            and node.end_byte == enclosing.end_byte
+            and node.type in spec.unit_kinds
+        ):
+            declares = enclosing
         if declares is not None and declares.kind in CALLABLE_KINDS:
             children = _open_body(children, analysis, min_tokens, first, max_tokens) or children
         stack.extend(reversed(children))
