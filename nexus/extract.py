@@ -365,8 +365,11 @@ def declared_exports(tree: tree_sitter.Tree, language: str) -> frozenset[str] | 
     then every public module-level name is exported."""
     if LANGUAGES[language].export_rule != "public_name":
         return None
+    root = tree.root_node
+    if b"__all__" not in (root.text or b"__all__"):  # most modules: no statement to read
+        return None
     declared = None
-    for statement in tree.root_node.named_children:
+    for statement in root.named_children:
         assignment = statement.named_child(0) if statement.type == "expression_statement" else None
         if assignment is None or assignment.type not in ("assignment", "augmented_assignment"):
             continue
