@@ -106,6 +106,12 @@ class LanguageSpec:
             | self.method_kinds
         )
 
+    @cached_property
+    def node_kinds(self) -> frozenset[str]:
+        """Every node kind the grammar has: a test for a kind it lacks can be skipped."""
+        grammar = get_language(self.name)
+        return frozenset(grammar.node_kind_for_id(i) or "" for i in range(grammar.node_kind_count))
+
 
 _JS_WRAPPERS = {
     "export_statement": ("declaration", "value"),
