@@ -99,8 +99,9 @@ class FileAnalysis:
         spec = LANGUAGES[self.language]
         callables = spec.method_kinds | (spec.function_kinds if spec.methods_in_classes else set())
         members = functions = 0
+        span_kinds = self._span_kinds  # tested here first: Go files are half comments
         for statement in self.top_nodes:
-            unit = self.unit_at(statement, None)
+            unit = self.unit_at(statement, None) if statement.type in span_kinds else None
             if unit is None:
                 continue
             if unit.kind in FUNCTION_KINDS:
