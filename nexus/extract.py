@@ -279,7 +279,8 @@ def unit_at(
     if classified is None:
         return None
     name, kind, span = classified
-    if span.start_byte != node.start_byte or span.end_byte != node.end_byte:
+    # Mostly the span is ``node`` itself, the same object: no bytes to compare.
+    if span is not node and (span.start_byte, span.end_byte) != (node.start_byte, node.end_byte):
         return None
     return _unit(definition, name or ANONYMOUS, kind, span, enclosing, spec, declared)
 
