@@ -132,6 +132,7 @@ def build_chunks(
     use_offsets, use_names = analysis.import_uses
     stem = file_stem(path)
     prefix = id_prefix(repo, path, strategy)
+    built = analysis.built
     chunks = []
     for start, end, token_count in spans:
         first = bisect_left(unit_starts, start)
@@ -141,18 +142,17 @@ def build_chunks(
         # The units met depend on the budget: the same range may hold others.
         where = (main.start_byte, main.end_byte) if main else None
         key = (start, end, repo, strategy, profile, context_header, where, len(symbols))
-        if key in analysis.built:
-            chunks.append(analysis.built[key])
-            continue
-        raw = data[start:end]
-        uses = use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)]
-        # A MISSING node has no width: it belongs to the chunk it touches.
-        has_error = bool(errors) and any(
-            (a < end and b > start) or (a == b and start <= a <= end)
-            for a, b in errors[: bisect_right(error_starts, end)]
-        )
-        chunks.append(
-            Chunk(
+        chunk = built.get(key)
+        if chunk is None:
+            raw = data[start:end]
+            uses = use_names[bisect_left(use_offsets, start) : bisect_left(use_offsets, end)]
+            # A MISSING node has no width: it belongs to the chunk it touches.
+            has_error = bool(errors) and any(
+                (a < end and b > start) or (a == b and start <= a <= end)
+                for a, b in errors[: bisect_right(error_starts, end)]
+            )
+            symbol = main.qualname if main else None
+            chunk = built[key] = Chunk(
                 id=chunk_id(prefix, start, end, raw),
                 repo=repo,
                 file=path,
@@ -164,10 +164,8 @@ def build_chunks(
                 end_byte=end,
                 token_count=token_count,
                 text=raw.decode("utf-8"),
-                context=context_line(stem, main.qualname if main else None)
-                if context_header
-                else "",
-                symbol=main.qualname if main else None,
+                context=context_line(stem, symbol) if context_header else "",
+                symbol=symbol,
                 symbol_kind=main.kind if main else None,
                 parent=main.parent if main else None,
                 symbols=tuple([u.qualname for u in symbols]),
@@ -176,6 +174,5 @@ def build_chunks(
                 profile=profile,
                 has_error=has_error,
             )
-        )
-        analysis.built[key] = chunks[-1]
+        chunks.append(chunk)
     return chunks
