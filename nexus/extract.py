@@ -363,8 +363,7 @@ def extract_units(
 def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
     """The object a literal's method or ``key: function`` belongs to, if bound to a name."""
     if spec.receiver_field and node.type in spec.method_kinds:  # Go: func (s *Server) Start()
-        receiver = node.child_by_field_name(spec.receiver_field)
-        return _text(_first_of_type(receiver, "type_identifier")) or None
+        return _receiver_type(node.child_by_field_name(spec.receiver_field))
     if "object" not in spec.node_kinds:  # no object literals (Go, Java, Python, Rust)
         return None
     kind = node.type
@@ -378,6 +377,25 @@ def _member_owner(node: tree_sitter.Node, spec: LanguageSpec) -> str | None:
     if container is not None and container.type == "object":
         return _object_owner(container)
     return None
+
+
+#: A Go receiver of one name and one plain type: ``(s *Server)``, ``(s Server)``, ``(Server)``.
+_PLAIN_RECEIVER = re.compile(rb"\((?:[A-Za-z_]\w* +)?\*?([A-Za-z_]\w*)\)")
+
+
+def _receiver_type(receiver: tree_sitter.Node | None) -> str | None:
+    """The type a Go method belongs to: the first type name in its receiver.
+
+    A plain receiver that parsed without error is read from its text: its last word
+    is its only type name, the first its own name (walking its nodes was the largest
+    cost of classifying a method). Others (generics, comments) are walked.
+    """
+    if receiver is None:
+        return None
+    plain = None if receiver.has_error else _PLAIN_RECEIVER.fullmatch(receiver.text or b"")
+    if plain is not None:
+        return plain.group(1).decode()
+    return _text(_first_of_type(receiver, "type_identifier")) or None
 
 
 def declared_exports(tree: tree_sitter.Tree, language: str) -> frozenset[str] | None:

@@ -105,6 +105,10 @@ SHAPES = [
         ("Server.Start", "method", 2, 4, True),  # the receiver names the owner
     ),
     ("go", "package p\nfunc (s Server) stop() {}\n", ("Server.stop", "method", 2, 2, False)),
+    ("go", "package p\nfunc (*Server) Stop() {}\n", ("Server.Stop", "method", 2, 2, True)),
+    # receivers read from the tree, not the text: generic, with a comment
+    ("go", "package p\nfunc (s *Set[T]) Add(v T) {}\n", ("Set.Add", "method", 2, 2, True)),
+    ("go", "package p\nfunc (Server /* c */) stop() {}\n", ("Server.stop", "method", 2, 2, False)),
     ("go", "package p\ntype Server struct {\n\taddr string\n}\n", ("Server", "struct", 2, 4, True)),
     (
         "go",
