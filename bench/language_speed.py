@@ -18,7 +18,7 @@ Corpora (real code only; whatever is not on this machine is skipped and said so)
 
     .venv/bin/python bench/language_speed.py
 
-Results: ``bench/results/language_speed.{json,md}``. CPU time, best of 9, the floor and
+Results: ``bench/results/language_speed.{json,md}``. CPU time, best of 15, the floor and
 Nexus taking turns; every run cold (the edge-line token counts that files share are
 cleared before each run, as bench/chunking.py does).
 """
@@ -115,7 +115,7 @@ PACKAGES = {
         ),
     ),
 }
-REPEAT = 9
+REPEAT = 15
 CONFIG = ChunkConfig()
 
 

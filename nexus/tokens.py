@@ -171,15 +171,15 @@ class TokenIndex:
 
     def estimate(self, start: int, end: int) -> int:
         """Tokens starting inside the byte range ``[start, end)``."""
-        return self.position(end) - self.position(start)
+        return bisect_left(self.starts, end) - bisect_left(self.starts, start)
 
     def exact(self, data: bytes, start: int, end: int) -> int:
         """Exact count of the slice encoded alone, remembered: after a slider move most
         chunks (whole units) have the same range as before and cost nothing."""
-        key = (start, end)
-        if key not in self._exact:
-            self._exact[key] = self._count(data, start, end)
-        return self._exact[key]
+        count = self._exact.get((start, end))
+        if count is None:
+            count = self._exact[start, end] = self._count(data, start, end)
+        return count
 
     def _count(self, data: bytes, start: int, end: int) -> int:
         head = _boundary_from(data, start, end) if self._additive else -1
