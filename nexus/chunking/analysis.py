@@ -226,9 +226,12 @@ def _run_matches(data: bytes, names: dict[bytes, int]) -> tuple[list[int], list[
 _RUN_HASHES = 1 << 16
 
 
-def _run_hash(length, head, tail):  # ints, or numpy arrays (``head`` wider than bytes)
+def _run_hash(
+    length: int | np.ndarray, head: int | np.ndarray, tail: int | np.ndarray
+) -> int | np.ndarray:
     """A run's bucket from its length, first and last byte (mixed, not unique: runs in a
-    name's bucket are candidates, compared whole), so that few runs share a name's."""
+    name's bucket are candidates, compared whole), so that few runs share a name's.
+    Ints, or numpy arrays (then ``head`` of a type wider than bytes)."""
     return ((head << 8 | tail) ^ length << 11) & (_RUN_HASHES - 1)
 
 
