@@ -278,11 +278,13 @@ class IndexBuild:
             vectors = sum(v.nbytes for v in self._vectors)
             return self._base_bytes + vectors + self._snapshot_bytes + self._keyword_bytes
 
-    def index(self) -> VectorIndex | None:
+    def index(self, *, complete: bool = False) -> VectorIndex | None:
         """The chunks embedded so far, searchable (None before the first batch).
 
         While the build runs, rebuilt only when the chunks embedded have grown by
-        ``SNAPSHOT_GROWTH`` since the last one, so polling is cheap; complete at the end.
+        ``SNAPSHOT_GROWTH`` since the last one, so polling is cheap. ``complete``: every
+        chunk embedded so far, never an older snapshot (the build's own last call: its
+        vectors are released after it, so a partial final index could not be completed).
         """
         with self._lock:
             done, vectors = self._done, list(self._vectors)
@@ -290,7 +292,7 @@ class IndexBuild:
         if not done:
             return None
         if snapshot is not None:
-            fresh_enough = running and done < SNAPSHOT_GROWTH * len(snapshot)
+            fresh_enough = running and not complete and done < SNAPSHOT_GROWTH * len(snapshot)
             if len(snapshot) == done or fresh_enough:
                 return snapshot
         vectors_so_far = np.concatenate(vectors)
@@ -298,6 +300,8 @@ class IndexBuild:
         snapshot = VectorIndex.build(chunks, vectors_so_far, self.embedder.name)
         size = footprint.index_bytes(snapshot.chunks, snapshot.dim)
         with self._lock:
+            if self._snapshot is not None and len(self._snapshot) > len(snapshot):
+                return self._snapshot  # a larger one was stored while this one was built
             self._snapshot, self._snapshot_bytes = snapshot, size
         return snapshot
 
@@ -421,7 +425,7 @@ class IndexBuild:
                 if reason is not None:
                     self._set_phase(reason)
                     return
-            index = self.index()
+            index = self.index(complete=True)
             with self._lock:
                 self._vectors = []  # the finished snapshot holds them
             if self.on_done is not None and index is not None:

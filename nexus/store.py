@@ -30,6 +30,11 @@ from nexus.index import FORMAT_VERSION, VectorIndex, build_indexes
 from nexus.sources import Repository
 from nexus.types import Chunk
 
+#: Part of every saved index's key, bumped when indexes saved before cannot be trusted.
+#: 2: a dashboard build could save an older snapshot as its final index, without the
+#: chunks of its last polls (``IndexBuild.index(complete=True)`` fixed it).
+SAVED_INDEX_REVISION = 2
+
 #: Settings each strategy's chunks depend on (the rest, e.g. the keyword weight, are not).
 _SETTINGS = {
     "ast": ("strategy", "max_tokens", "min_tokens", "profile", "encoding", "context_header"),
@@ -63,7 +68,8 @@ class IndexIdentity:
 
     @property
     def key(self) -> str:
-        """sha256 of the identity, the Nexus and chunker versions and the index format."""
+        """sha256 of the identity, the Nexus and chunker versions, the index format and
+        the saved-index revision."""
         parts = [
             self.repo,
             self.files,
@@ -72,6 +78,7 @@ class IndexIdentity:
             __version__,
             CHUNKS_VERSION,
             FORMAT_VERSION,
+            SAVED_INDEX_REVISION,
         ]
         return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 

@@ -38,6 +38,28 @@ def test_a_build_commits_each_batch_and_ends_searchable(cache: EmbeddingCache) -
     assert index.search(inner.encode([CHUNKS[4].embedding_text])[0], 1)[0].chunk.id == "f4"
 
 
+def test_the_final_index_holds_every_chunk_after_a_snapshot_near_the_end(
+    cache: EmbeddingCache,
+) -> None:
+    """A page that polls while the last batch is embedded gets a snapshot of 9 of 10
+    chunks, fresh enough for polling; the build's final index must not be that one
+    (its vectors are released after it: later reads failed to rebuild)."""
+    inner = GatedEmbedder()
+    done: list[VectorIndex] = []
+    build = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3)
+    build.on_done = done.append
+    build.start()
+    for _ in range(3):
+        inner.step()
+    assert inner.waiting.acquire(timeout=10)  # batches 1-3 committed, the last one waits
+    assert len(build.index() or []) == 9
+    inner.gate.release()
+    build.join(10)
+    assert build.progress().phase == "done"
+    assert [len(index) for index in done] == [10]
+    assert len(build.index() or []) == 10
+
+
 def test_cancelled_build_resumed_embeds_nothing_twice(cache: EmbeddingCache) -> None:
     inner = GatedEmbedder()
     build = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3).start()
