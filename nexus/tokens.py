@@ -146,8 +146,9 @@ class TokenIndex:
     The file is encoded once; the size of ``data[a:b]`` is estimated as the number of
     file tokens that start in ``[a, b)``. Encoding the slice alone can differ by a
     token or two at its edges, so the chunker checks final chunks exactly; for
-    cl100k that check encodes only the first and last line of a chunk (see
-    ``_CL100K_PATTERN``), so it costs far less than a second encode of the file.
+    cl100k that check encodes at most a chunk's first line and the end of its last
+    (see ``_CL100K_PATTERN`` and ``_last_pretoken``), so it costs far less than a
+    second encode of the file.
     """
 
     def __init__(self, data: bytes, encoding: str, text: str | None = None) -> None:
@@ -196,7 +197,7 @@ class TokenIndex:
         return inner
 
     def _edge(self, piece: bytes) -> int:
-        """Exact count of a chunk's first or last line; the same lines (``}``, ``});``)
+        """Exact count of a chunk's first line or last piece; the same ones (``}``, ``});``)
         end many chunks, so counts are shared by every file of the encoding."""
         counts = _EDGE_COUNTS.setdefault(self.encoding, {})
         count = counts.get(piece)

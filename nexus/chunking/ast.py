@@ -23,7 +23,7 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    chunk exceeds ``max_tokens``.
 
 Sizes during 1-3 come from one tokenization of the whole file (``TokenIndex``),
-so the cost stays close to a single encode (bench/chunking.py: 1.47x parse + encode,
+so the cost stays close to a single encode (bench/chunking.py: 1.44x parse + encode,
 chunk records included).
 """
 
@@ -201,8 +201,8 @@ class _Splitter:
             return bisect_right(line_starts, limit)
 
         # Line starts that keep the head within the budget and leave text before them.
-        visible = len(data[start:end]) - len(data[start:end].lstrip())
-        first = bisect_right(line_starts, start + visible)
+        piece = data[start:end]
+        first = bisect_right(line_starts, start + len(piece) - len(piece.lstrip()))
         fitting = line_starts[first : max(first, last_line_within(self.max_tokens))]
         balanced = max(0, last_line_within(share) - first)
         preferred = fitting[:balanced] or fitting
