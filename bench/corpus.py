@@ -23,9 +23,9 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from nexus.classify import classify
-from nexus.languages import LANGUAGES
-from nexus.sources import decode_source
+from nexus.chunking.languages import LANGUAGES
+from nexus.ingest.classify import classify
+from nexus.ingest.sources import decode_source
 from nexus.types import SourceFile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -46,20 +46,20 @@ sys.path.insert(0, str(ROOT))
 
 from bench.eval_sets import QuerySet, check_set, dev_set, heldout_set  # noqa: E402
 from bench.machine import machine  # noqa: E402
+from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.embedding import (  # noqa: E402
+from nexus.evaluation.experiments import evaluate_config  # noqa: E402
+from nexus.evaluation.metrics import load_queries  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+from nexus.retrieval.embedding import (  # noqa: E402
     CachedEmbedder,
     DualView,
     Embedder,
     SentenceTransformerEmbedder,
 )
-from nexus.embedding_cache import EmbeddingCache, text_key  # noqa: E402
-from nexus.evaluation import load_queries  # noqa: E402
-from nexus.experiments import evaluate_config  # noqa: E402
-from nexus.index import VectorIndex  # noqa: E402
-from nexus.pipeline import analyze_files, chunk_analyses  # noqa: E402
-from nexus.sources import open_repository  # noqa: E402
-from nexus.textview import code_as_words  # noqa: E402
+from nexus.retrieval.embedding_cache import EmbeddingCache, text_key  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
+from nexus.retrieval.textview import code_as_words  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 BENCH_DIR = Path(os.environ.get("NEXUS_BENCH_DIR") or "/tmp/nexus-bench")
@@ -165,7 +165,7 @@ import sys, time, json, os
 import torch
 torch.set_num_threads(int(sys.argv[1]))
 os.environ["HF_HUB_OFFLINE"] = "1"
-from nexus.embedding import SentenceTransformerEmbedder
+from nexus.retrieval.embedding import SentenceTransformerEmbedder
 model = SentenceTransformerEmbedder().load()
 texts = json.loads(sys.stdin.readline())
 model.encode(texts[:8])

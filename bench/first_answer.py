@@ -172,7 +172,7 @@ def saved_case(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
 
 def slider_case(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     expected_root = corpus
-    from nexus.sources import open_repository
+    from nexus.ingest.sources import open_repository
 
     repo = open_repository(corpus)
     sources = [i for i in repo.files if i.chunkable and i.category is Category.SOURCE]
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no Chromium at {CHROMIUM}; nothing measured")
         return 1
     corpus = corpus_path(args.corpus).resolve()
-    from nexus.sources import open_repository
+    from nexus.ingest.sources import open_repository
 
     repo = open_repository(corpus)
     report: dict[str, Any] = {

@@ -61,14 +61,14 @@ sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine  # noqa: E402
 from nexus.chunking.analysis import analyze  # noqa: E402
+from nexus.chunking.languages import LANGUAGES, parse  # noqa: E402
+from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
-from nexus.evaluation import evaluate, load_queries  # noqa: E402
-from nexus.experiments import evaluate_config  # noqa: E402
-from nexus.index import VectorIndex  # noqa: E402
-from nexus.languages import LANGUAGES, parse  # noqa: E402
-from nexus.pipeline import analyze_files  # noqa: E402
-from nexus.sources import open_repository  # noqa: E402
+from nexus.evaluation.experiments import evaluate_config  # noqa: E402
+from nexus.evaluation.metrics import evaluate, load_queries  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

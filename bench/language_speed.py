@@ -38,11 +38,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.language_eval import Package, debian_packages  # noqa: E402
 from nexus.chunking.analysis import analyze  # noqa: E402
+from nexus.chunking.languages import language_for_path, parse  # noqa: E402
+from nexus.chunking.pipeline import chunk_analysis  # noqa: E402
+from nexus.chunking.tokens import clear_shared_counts, get_encoding  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.languages import language_for_path, parse  # noqa: E402
-from nexus.pipeline import chunk_analysis  # noqa: E402
-from nexus.sources import open_repository  # noqa: E402
-from nexus.tokens import clear_shared_counts, get_encoding  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.types import SourceFile  # noqa: E402
 
 PY_WORK = Path(os.environ.get("PY_WORK", "/tmp/nexus-pyeval"))

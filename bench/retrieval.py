@@ -37,12 +37,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_sets import QuerySet, check_set, dev_set, heldout_set  # noqa: E402
+from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
-from nexus.evaluation import load_queries  # noqa: E402
-from nexus.experiments import ConfigResult, best, describe, evaluate_config  # noqa: E402
-from nexus.pipeline import analyze_files, chunk_analyses  # noqa: E402
-from nexus.sources import open_repository  # noqa: E402
+from nexus.evaluation.experiments import ConfigResult, best, describe, evaluate_config  # noqa: E402
+from nexus.evaluation.metrics import load_queries  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 GRID_MAX = (256, 384, 512, 768, 1024)
@@ -106,7 +106,7 @@ def latency(
     keyword weight)."""
     from usearch.index import Index
 
-    from nexus.lexical import LexicalIndex
+    from nexus.retrieval.lexical import LexicalIndex
 
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((n, dim)).astype(np.float32)

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine  # noqa: E402
-from nexus.index import VectorIndex  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

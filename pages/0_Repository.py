@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from nexus.scan import summarize, unsupported_line
-from nexus.selection import SWITCHES
-from nexus.sources import IngestError
+from nexus.ingest.scan import summarize, unsupported_line
+from nexus.ingest.selection import SWITCHES
+from nexus.ingest.sources import IngestError
 from nexus.types import CHUNKABLE_LANGUAGES
 from nexus.ui import safe, state, views
 

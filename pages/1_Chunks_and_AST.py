@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nexus.pipeline import pick_profile
+from nexus.chunking.pipeline import pick_profile
 from nexus.ui import codeview, paging, render, safe, state, tuning, views
 
 state.page_setup("Chunks and AST")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nexus.chunking.analysis import FileAnalysis
-from nexus.fragmentation import cuts_at_start, unit_fates
+from nexus.chunking.fragmentation import cuts_at_start, unit_fates
 from nexus.types import Chunk
 from nexus.ui import codeview, paging, render, safe, state, views
 

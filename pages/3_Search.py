@@ -1,6 +1,6 @@
 """Search: one query against the line-based and the AST index, side by side.
 
-The indexes are built in the background (``nexus.builds`` via ``state.index_build``):
+The indexes are built in the background (``nexus.runtime.builds`` via ``state.index_build``):
 the page answers at once with keyword hits and the vectors embedded so far, and
 redraws every second until the builds are done.
 """
@@ -11,12 +11,12 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from nexus import builds
-from nexus.builds import IndexBuild
-from nexus.embedding import ModelUnavailableError
-from nexus.evaluation import QueryOutcome, Target, score_query, target_mask
-from nexus.index import Hit, VectorIndex
-from nexus.languages import lexer_name
+from nexus.chunking.languages import lexer_name
+from nexus.evaluation.metrics import QueryOutcome, Target, score_query, target_mask
+from nexus.retrieval.embedding import ModelUnavailableError
+from nexus.retrieval.index import Hit, VectorIndex
+from nexus.runtime import builds
+from nexus.runtime.builds import IndexBuild
 from nexus.types import Chunk
 from nexus.ui import safe, state, views
 

@@ -8,9 +8,8 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from nexus import builds
-from nexus.embedding import CachedEmbedder, ModelUnavailableError
-from nexus.evaluation import (
+from nexus.evaluation.experiments import best, sweep
+from nexus.evaluation.metrics import (
     QuerySetError,
     compare,
     comparison_table,
@@ -20,7 +19,8 @@ from nexus.evaluation import (
     unreachable_table,
     unreachable_targets,
 )
-from nexus.experiments import best, sweep
+from nexus.retrieval.embedding import CachedEmbedder, ModelUnavailableError
+from nexus.runtime import builds
 from nexus.ui import safe, state, views
 
 state.page_setup("Evaluate")

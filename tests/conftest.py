@@ -12,7 +12,7 @@ def real_embedder():
     The model package is a dependency of the project, so a missing model fails
     the tests rather than skipping them.
     """
-    from nexus.embedding import SentenceTransformerEmbedder
+    from nexus.retrieval.embedding import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     embedder.load()

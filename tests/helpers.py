@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nexus.builds import BUILD_THREAD
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.config import DEFAULT_ENCODING
+from nexus.runtime.builds import BUILD_THREAD
 from nexus.types import Category, Chunk, FileInfo, SourceFile
 from nexus.ui.fake_embedder import HashingEmbedder
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from helpers import GatedEmbedder, make_chunk
 
-from nexus import builds
-from nexus.embedding import CachedEmbedder, EmbeddingCache
-from nexus.index import VectorIndex
-from nexus.lru import ByteLRU
+from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache
+from nexus.retrieval.index import VectorIndex
+from nexus.runtime import builds
+from nexus.runtime.lru import ByteLRU
 from nexus.ui.fake_embedder import HashingEmbedder
 
 CHUNKS = [make_chunk(f"f{i}", text=f"function f{i}() {{ return {i} }}") for i in range(10)]

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nexus.chunking.analysis import FileAnalysis
+from nexus.chunking.pipeline import chunk_analysis
+from nexus.chunking.tokens import count_tokens
 from nexus.config import ChunkConfig
-from nexus.pipeline import chunk_analysis
-from nexus.tokens import count_tokens
 from nexus.types import Chunk
 from tests.helpers import analyze_text
 

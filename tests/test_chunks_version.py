@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 from nexus.chunking import CHUNKS_VERSION
+from nexus.chunking.pipeline import chunk_repository
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import ChunkConfig
-from nexus.pipeline import chunk_repository
-from nexus.sources import open_repository
+from nexus.ingest.sources import open_repository
 
 TESTS = Path(__file__).resolve().parent
 # The sample repositories hold JS, TS, TSX and Python; tests/data/polyglot Go, Java and Rust.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nexus.classify import classify, detect_language, unsupported_language
-from nexus.selection import FileSelection
+from nexus.ingest.classify import classify, detect_language, unsupported_language
+from nexus.ingest.selection import FileSelection
 from nexus.types import Category
 
 C = Category

@@ -275,10 +275,10 @@ class CountingEmbedder:
 @pytest.mark.parametrize("verb", ["search", "eval"])
 def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, tmp_path, verb):
     from nexus import cli
+    from nexus.chunking.pipeline import chunk_repository
     from nexus.config import ChunkConfig
-    from nexus.evaluation import load_queries
-    from nexus.pipeline import chunk_repository
-    from nexus.sources import open_repository
+    from nexus.evaluation.metrics import load_queries
+    from nexus.ingest.sources import open_repository
 
     extra = ["createImage"] if verb == "search" else ["--queries", str(EVAL_REPO / "queries.jsonl")]
     sizes = {}

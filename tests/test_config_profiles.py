@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.profiles import (
     PROFILES,
     Profile,
@@ -15,7 +16,6 @@ from nexus.chunking.profiles import (
     resolve_profile,
 )
 from nexus.config import ChunkConfig, dump_config_toml, load_config
-from nexus.pipeline import chunk_analysis
 from tests.helpers import analyze_text
 
 

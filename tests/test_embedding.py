@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from nexus.embedding import (
+from nexus.retrieval.embedding import (
     CachedEmbedder,
     DualView,
     Embedder,
@@ -18,7 +18,7 @@ from nexus.embedding import (
     ModelUnavailableError,
     SentenceTransformerEmbedder,
 )
-from nexus.textview import code_as_words, identifier_words
+from nexus.retrieval.textview import code_as_words, identifier_words
 
 
 class FakeEmbedder:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nexus.cli import main
-from nexus.embedding_cache import (
+from nexus.retrieval.embedding_cache import (
     LEGACY_FILE_NAME,
     CacheError,
     EmbeddingCache,
@@ -165,7 +165,7 @@ def test_cache_verb_shows_rows_per_model_prunes_and_clears(tmp_path, capsys) -> 
 WRITER = """
 import sys
 import numpy as np
-from nexus.embedding_cache import EmbeddingCache, text_key
+from nexus.retrieval.embedding_cache import EmbeddingCache, text_key
 folder, worker = sys.argv[1], int(sys.argv[2])
 cache = EmbeddingCache(folder)
 for batch in range(10):

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from nexus.chunking.pipeline import chunk_repository
 from nexus.config import ChunkConfig, apply_preset
-from nexus.embedding import CachedEmbedder, DualView, EmbeddingCache
-from nexus.evaluation import compare, load_queries
-from nexus.index import build_indexes
-from nexus.pipeline import chunk_repository
-from nexus.sources import open_repository
+from nexus.evaluation.metrics import compare, load_queries
+from nexus.ingest.sources import open_repository
+from nexus.retrieval.embedding import CachedEmbedder, DualView, EmbeddingCache
+from nexus.retrieval.index import build_indexes
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "express-images"
 

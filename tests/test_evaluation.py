@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus.evaluation import (
+from nexus.evaluation.metrics import (
     Query,
     QuerySetError,
     Target,
@@ -32,8 +32,8 @@ from nexus.evaluation import (
     unreachable_targets,
     write_run,
 )
-from nexus.index import Hit, VectorIndex
-from nexus.search import SideBySide
+from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.search import SideBySide
 from nexus.types import Category, Chunk, FileInfo
 from tests.helpers import make_chunk
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from nexus.chunking.pipeline import analyze_files
 from nexus.config import ChunkConfig
-from nexus.evaluation import load_queries
-from nexus.experiments import best, describe, sweep
-from nexus.pipeline import analyze_files
-from nexus.sources import open_repository
+from nexus.evaluation.experiments import best, describe, sweep
+from nexus.evaluation.metrics import load_queries
+from nexus.ingest.sources import open_repository
 from tests.test_embedding import FakeEmbedder
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "ts-payments"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from nexus.chunking.extract import extract_units, regex_functions, unit_at
+from nexus.chunking.languages import language_for_path
+from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import ChunkConfig
-from nexus.extract import extract_units, regex_functions, unit_at
-from nexus.languages import language_for_path
-from nexus.pipeline import chunk_analysis
 from tests.helpers import analyze_text
 
 SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nexus.index import VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.types import Chunk
 from tests import helpers
 

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-import nexus.embedding
+import nexus.retrieval.embedding
 from nexus.cli import main
-from nexus.embedding_cache import EmbeddingCache
+from nexus.retrieval.embedding_cache import EmbeddingCache
 from tests.test_embedding import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ CHILD = f"""
 import sys, time
 from pathlib import Path
 import numpy as np
-import nexus.embedding as emb
+import nexus.retrieval.embedding as emb
 from tests.test_embedding import FakeEmbedder
 
 class Hanging(FakeEmbedder):
@@ -61,7 +61,7 @@ def test_a_killed_index_run_is_resumed_without_embedding_anything_twice(
     assert EmbeddingCache(cache_dir).count() == DONE_BATCHES * COMMIT
 
     fake = FakeEmbedder()  # same name and vectors as the child's; counts what it embeds
-    monkeypatch.setattr(nexus.embedding, "default_embedder", lambda **_: fake)
+    monkeypatch.setattr(nexus.retrieval.embedding, "default_embedder", lambda **_: fake)
     assert main(["index", str(REPO), "--cache", str(cache_dir), "--out", str(tmp_path / "i2")]) == 0
     embedded = sum(len(call) for call in fake.calls)
     total = EmbeddingCache(cache_dir).count()

@@ -1,7 +1,7 @@
 """Languages beyond JS/TS: one table of shapes per language, and the chunker's
 invariants on generated and hostile code of each language.
 
-Adding a language is a ``LanguageSpec`` in ``nexus/languages.py`` plus rows here.
+Adding a language is a ``LanguageSpec`` in ``nexus/chunking/languages.py`` plus rows here.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nexus.extract import regex_functions, unit_at
-from nexus.languages import LANGUAGES
+from nexus.chunking.extract import regex_functions, unit_at
+from nexus.chunking.languages import LANGUAGES
 from nexus.types import CHUNKABLE_LANGUAGES
 from tests.helpers import analyze_text
 from tests.test_chunking_invariants import check_invariants
@@ -20,8 +20,8 @@ PATHS = {"python": "pkg/mod.py", "go": "pkg/mod.go", "java": "pkg/Mod.java", "ru
 
 
 def chunk(text: str, language: str, **settings_):
+    from nexus.chunking.pipeline import chunk_analysis
     from nexus.config import ChunkConfig
-    from nexus.pipeline import chunk_analysis
 
     analysis = analyze_text(text, PATHS[language], language)
     return analysis, chunk_analysis(analysis, ChunkConfig(**settings_), repo="test")
@@ -280,7 +280,7 @@ def test_small_python_defs_stand_alone_where_small_go_funcs_group():
 
 
 def test_auto_profile_decides_per_python_file():
-    from nexus.pipeline import pick_profile
+    from nexus.chunking.pipeline import pick_profile
 
     classes = "class A:\n    def a(self):\n        pass\n    def b(self):\n        pass\n"
     functions = "def a():\n    pass\ndef b():\n    pass\ndef c():\n    pass\n"
@@ -348,8 +348,8 @@ def test_regex_baselines_of_brace_languages(language, source, expected):
     ],
 )
 def test_auto_profile_counts_receivers_and_impls_as_members(language, oop, functional):
+    from nexus.chunking.pipeline import pick_profile
     from nexus.config import ChunkConfig
-    from nexus.pipeline import pick_profile
 
     for text, expected in ((oop, "oop"), (functional, "functional")):
         analysis = analyze_text(text, PATHS[language], language)

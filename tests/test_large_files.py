@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nexus.chunking.pipeline import chunk_repository
 from nexus.config import ChunkConfig
-from nexus.pipeline import chunk_repository
-from nexus.sources import open_repository
+from nexus.ingest.sources import open_repository
 from nexus.types import Category
 from tests.helpers import large_typescript
 

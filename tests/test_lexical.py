@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nexus import lexical
-from nexus.index import VectorIndex
-from nexus.lexical import LexicalIndex, terms
+from nexus.retrieval import lexical
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.lexical import LexicalIndex, terms
 from tests import helpers
 
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from nexus.chunking.fragmentation import summarize, unit_fates
+from nexus.chunking.pipeline import chunk_analysis
+from nexus.chunking.tokens import TokenIndex, count_tokens
 from nexus.config import ChunkConfig
-from nexus.fragmentation import summarize, unit_fates
-from nexus.pipeline import chunk_analysis
-from nexus.tokens import TokenIndex, count_tokens
 from tests.helpers import analyze_text
 
 TEXT = "\n".join(

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from nexus.lru import ByteLRU
+from nexus.runtime.lru import ByteLRU
 
 
 def test_least_recently_used_entries_go_first() -> None:

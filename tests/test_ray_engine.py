@@ -24,11 +24,11 @@ pytest.importorskip("ray", reason="ray is not installed: pip install -e '.[ray]'
 import pyarrow.parquet as pq  # noqa: E402
 
 from nexus import cli  # noqa: E402
+from nexus.chunking.pipeline import chunk_repository  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.embedding import DualView  # noqa: E402
-from nexus.index import VectorIndex  # noqa: E402
-from nexus.pipeline import chunk_repository  # noqa: E402
-from nexus.sources import open_repository  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+from nexus.retrieval.embedding import DualView  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_repos"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from nexus.chunking.analysis import analyze
+from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import ChunkConfig
-from nexus.evaluation import load_queries
-from nexus.pipeline import chunk_analysis
-from nexus.sources import open_repository
+from nexus.evaluation.metrics import load_queries
+from nexus.ingest.sources import open_repository
 from tests.test_chunking_invariants import check_invariants
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"

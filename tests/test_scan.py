@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from nexus.scan import render_scan_table, summarize
+from nexus.ingest.scan import render_scan_table, summarize
 from nexus.types import Category, FileInfo, ScanReport
 
 C = Category

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from nexus import scan_cache, sources
-from nexus.sources import IngestSettings, open_repository
-from nexus.store import files_digest
+from nexus.ingest import scan_cache, sources
+from nexus.ingest.sources import IngestSettings, open_repository
+from nexus.retrieval.store import files_digest
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from nexus.classify import classify
 from nexus.cli import main
 from nexus.config import load_config, load_selection
-from nexus.selection import DEFAULT_SELECTION, FileSelection
-from nexus.sources import IngestSettings, open_repository
+from nexus.ingest.classify import classify
+from nexus.ingest.selection import DEFAULT_SELECTION, FileSelection
+from nexus.ingest.sources import IngestSettings, open_repository
 from nexus.types import Category
 
 JS = b"export function add(a, b) {\n  return a + b;\n}\n"

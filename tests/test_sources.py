@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexus import sources
-from nexus.sources import (
+from nexus.ingest import sources
+from nexus.ingest.sources import (
     DEFAULT_IGNORES,
     IngestError,
     IngestSettings,
@@ -680,7 +680,7 @@ def test_zip_hostile_bytes_decode_like_files() -> None:
 
 
 def test_allowed_roots_come_from_the_environment(tmp_path, monkeypatch):
-    from nexus.sources import default_allowed_roots
+    from nexus.ingest.sources import default_allowed_roots
 
     inside = tmp_path / "repos" / "a"
     inside.mkdir(parents=True)

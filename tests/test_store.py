@@ -10,9 +10,15 @@ import pytest
 
 from nexus import cli
 from nexus.config import ChunkConfig
-from nexus.index import SavedChunks, VectorIndex
-from nexus.sources import Repository
-from nexus.store import IndexStore, chunk_and_embed, files_digest, identity_for, open_or_build
+from nexus.ingest.sources import Repository
+from nexus.retrieval.index import SavedChunks, VectorIndex
+from nexus.retrieval.store import (
+    IndexStore,
+    chunk_and_embed,
+    files_digest,
+    identity_for,
+    open_or_build,
+)
 from nexus.types import SourceFile
 from nexus.ui.fake_embedder import HashingEmbedder
 from tests import helpers
@@ -109,7 +115,7 @@ def test_open_or_build_reuses_and_rebuilds_a_damaged_index(tmp_path) -> None:
 @pytest.fixture
 def cli_repo(tmp_path, monkeypatch) -> Path:
     """A copy of a sample repo, the CLI's embedder swapped for the hashing one."""
-    monkeypatch.setattr("nexus.embedding.default_embedder", lambda **_: HashingEmbedder())
+    monkeypatch.setattr("nexus.retrieval.embedding.default_embedder", lambda **_: HashingEmbedder())
     repo = tmp_path / "ts-payments"
     shutil.copytree(SAMPLE, repo)
     return repo

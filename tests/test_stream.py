@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from nexus.config import ChunkConfig
-from nexus.selection import FileSelection
-from nexus.sources import FileRef, IngestSettings, open_repository
-from nexus.stream import collect_chunks, stream_chunks, stream_refs
+from nexus.ingest.selection import FileSelection
+from nexus.ingest.sources import FileRef, IngestSettings, open_repository
+from nexus.runtime.stream import collect_chunks, stream_chunks, stream_refs
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
 ALL_FILES = IngestSettings(selection=FileSelection(tests=True, generated=True))

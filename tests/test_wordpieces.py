@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nexus.wordpieces import WordPieceCounter
+from nexus.retrieval.wordpieces import WordPieceCounter
 
 
 def test_counts_match_the_models_tokenizer(real_embedder) -> None:

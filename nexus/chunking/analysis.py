@@ -14,8 +14,7 @@ from functools import cached_property
 import numpy as np
 import tree_sitter
 
-from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
-from nexus.extract import (
+from nexus.chunking.extract import (
     METHOD_OWNERS,
     declared_exports,
     definition_below,
@@ -24,8 +23,9 @@ from nexus.extract import (
     span_kinds,
     unit_at,
 )
-from nexus.languages import LANGUAGES, contains_jsx, error_ranges, parse
-from nexus.tokens import TokenIndex
+from nexus.chunking.languages import LANGUAGES, contains_jsx, error_ranges, parse
+from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
+from nexus.chunking.tokens import TokenIndex
 from nexus.types import Chunk, SourceFile, Unit
 
 #: Bytes that continue a JS identifier (non-ASCII ones count: UTF-8 letters).

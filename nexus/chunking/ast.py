@@ -38,8 +38,8 @@ from typing import NamedTuple
 import tree_sitter
 
 from nexus.chunking.analysis import FileAnalysis
+from nexus.chunking.languages import LANGUAGES, LanguageSpec
 from nexus.chunking.profiles import DECLARATION_KINDS, FUNCTION_KINDS, MEMBER_KINDS, Profile
-from nexus.languages import LANGUAGES, LanguageSpec
 from nexus.types import Unit
 
 Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)

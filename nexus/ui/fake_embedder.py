@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nexus.embedding import Progress
-from nexus.textview import code_as_words
+from nexus.retrieval.embedding import Progress
+from nexus.retrieval.textview import code_as_words
 
 
 class HashingEmbedder:

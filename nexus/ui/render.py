@@ -16,7 +16,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from nexus.languages import lexer_name
+from nexus.chunking.languages import lexer_name
 from nexus.types import Chunk, Unit
 from nexus.ui import safe
 from nexus.ui.linewindow import LineWindow

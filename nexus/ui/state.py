@@ -21,40 +21,40 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit import dataframe_util
 
-from nexus import footprint
-from nexus.builds import OPENED, BuildManager, ChunkStream, IndexBuild
 from nexus.chunking.analysis import FileAnalysis, analyze
+from nexus.chunking.extract import regex_functions
+from nexus.chunking.fragmentation import UnitFate, unit_fates
+from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.config import DEFAULT_ENCODING, PRESETS, ChunkConfig, dump_config_toml
-from nexus.embedding import (
-    CachedEmbedder,
-    Embedder,
-    EmbeddingCache,
-    ModelUnavailableError,
-    default_embedder,
-)
-from nexus.evaluation import Target
-from nexus.extract import regex_functions
-from nexus.fragmentation import UnitFate, unit_fates
-from nexus.lru import ByteLRU
-from nexus.pipeline import chunk_analysis
-from nexus.report import function_rows
-from nexus.selection import DEFAULT_SELECTION, SWITCHES, FileSelection, parse_languages
-from nexus.sources import (
+from nexus.evaluation.metrics import Target
+from nexus.evaluation.report import function_rows
+from nexus.ingest.selection import DEFAULT_SELECTION, SWITCHES, FileSelection, parse_languages
+from nexus.ingest.sources import (
     IngestError,
     IngestSettings,
     Repository,
     default_allowed_roots,
     open_repository,
 )
-from nexus.store import (
+from nexus.retrieval.embedding import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    ModelUnavailableError,
+    default_embedder,
+)
+from nexus.retrieval.store import (
     IndexStore,
     files_digest,
     identity_for,
 )
+from nexus.retrieval.wordpieces import WordPieceCounter
+from nexus.runtime import footprint
+from nexus.runtime.builds import OPENED, BuildManager, ChunkStream, IndexBuild
+from nexus.runtime.lru import ByteLRU
 from nexus.types import CHUNKABLE_LANGUAGES, Category, Chunk, Unit
 from nexus.ui import render, safe, views
-from nexus.wordpieces import WordPieceCounter
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_repos"
 DEFAULT_SAMPLE = "express-images"
@@ -317,7 +317,7 @@ def set_repo(repo: Repository, choice: RepoChoice) -> None:
     apply_selection()
 
 
-# --- which files are chunked (nexus.selection) ---------------------------------------
+# --- which files are chunked (nexus.ingest.selection) ---------------------------------------
 
 
 def _globs(text: str) -> tuple[str, ...]:
@@ -675,7 +675,7 @@ def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[
     return progress, bar.empty
 
 
-#: The process's background index builds, shared by every session (see ``nexus.builds``);
+#: The process's background index builds, shared by every session (see ``nexus.runtime.builds``);
 #: their memory counts against the server's budget.
 BUILDS = BuildManager(memory=memory)
 

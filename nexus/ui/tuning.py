@@ -12,7 +12,7 @@ from bisect import bisect_right
 
 import streamlit as st
 
-from nexus.chunkdiff import diff_chunks, setting_changes
+from nexus.chunking.chunkdiff import diff_chunks, setting_changes
 from nexus.config import ChunkConfig
 from nexus.types import Chunk
 from nexus.ui import codeview, paging

@@ -20,10 +20,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pyarrow as pa
 
+from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.config import ChunkConfig
-from nexus.evaluation import Comparison, QueryOutcome, Target, target_mask
-from nexus.fragmentation import UnitFate, piece_numbers, summarize
-from nexus.index import VectorIndex
+from nexus.evaluation.metrics import Comparison, QueryOutcome, Target, target_mask
+from nexus.retrieval.index import VectorIndex
 from nexus.types import Chunk, Unit
 from nexus.ui import render, safe
 
@@ -231,7 +231,7 @@ def per_file_table(
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> pd.DataFrame:
-    """A table given as headers and rows (``nexus.evaluation``'s tables)."""
+    """A table given as headers and rows (``nexus.evaluation.metrics``'s tables)."""
     return pd.DataFrame(rows, columns=list(headers))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from nexus.builds import BuildManager
+from nexus.runtime.builds import BuildManager
 from nexus.ui import state
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,11 +8,11 @@ import pytest
 from ui_helpers import SAMPLES, code_views, metric, shown
 
 from nexus.chunking.analysis import analyze
+from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import DEFAULT_ENCODING, ChunkConfig
-from nexus.pipeline import chunk_analysis
-from nexus.sources import open_repository
+from nexus.ingest.sources import open_repository
+from nexus.retrieval.wordpieces import WordPieceCounter
 from nexus.ui import state
-from nexus.wordpieces import WordPieceCounter
 
 
 def test_opens_directly_on_the_default_sample(page) -> None:

@@ -9,7 +9,7 @@ import pytest
 from ui_helpers import SAMPLES, metric, shown
 
 from nexus.config import load_selection
-from nexus.selection import FileSelection
+from nexus.ingest.selection import FileSelection
 
 
 def test_mixed_repo_shows_its_languages_and_chunks_python(page) -> None:

@@ -10,8 +10,8 @@ import pytest
 from helpers import GatedEmbedder
 from ui_helpers import shown
 
-from nexus.builds import BuildManager
-from nexus.embedding import ModelUnavailableError
+from nexus.retrieval.embedding import ModelUnavailableError
+from nexus.runtime.builds import BuildManager
 from nexus.ui import state
 from nexus.ui.fake_embedder import HashingEmbedder
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ui_helpers import metric, shown
 
 from nexus.config import load_selection
-from nexus.selection import FileSelection
+from nexus.ingest.selection import FileSelection
 
 
 def test_home_says_what_nexus_is_for_and_what_is_chunked(page) -> None:

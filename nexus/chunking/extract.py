@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 
 import tree_sitter
 
-from nexus.languages import LANGUAGES, LanguageSpec, unit_nodes
+from nexus.chunking.languages import LANGUAGES, LanguageSpec, unit_nodes
 from nexus.types import Unit
 
 ANONYMOUS = "<anonymous>"

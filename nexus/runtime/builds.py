@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus import footprint
-from nexus.embedding import CachedEmbedder
-from nexus.index import Hit, VectorIndex
-from nexus.lexical import LexicalIndex
-from nexus.lru import ByteLRU
+from nexus.retrieval.embedding import CachedEmbedder
+from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.lexical import LexicalIndex
+from nexus.runtime import footprint
+from nexus.runtime.lru import ByteLRU
 from nexus.types import Chunk
 
 #: Seconds without a ``touch`` after which a build stops (the browser has gone).

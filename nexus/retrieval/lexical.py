@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.textview import code_as_words
+from nexus.retrieval.textview import code_as_words
 
 _STOPWORDS_TEXT = """
 a an and are as at be been but by can do does for from has have if in into is it its

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pathspec
 
-from nexus.classify import BINARY_SNIFF_BYTES, DEFAULT_MAX_FILE_BYTES, classify
-from nexus.scan_cache import ScanCache
-from nexus.selection import DEFAULT_SELECTION, FileSelection
+from nexus.ingest.classify import BINARY_SNIFF_BYTES, DEFAULT_MAX_FILE_BYTES, classify
+from nexus.ingest.scan_cache import ScanCache
+from nexus.ingest.selection import DEFAULT_SELECTION, FileSelection
 from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo, ScanReport, SourceFile
 
 DEFAULT_IGNORES: tuple[str, ...] = (
@@ -63,7 +63,7 @@ DEFAULT_IGNORES: tuple[str, ...] = (
 #: a small file of blanks legitimately compresses 100x, and is harmless anyway.
 ZIP_RATIO_MIN_BYTES = 1 << 20
 
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _BOM = b"\xef\xbb\xbf"
 _REPLACEMENT = "\ufffd".encode()
 _NOT_KEPT = frozenset({Category.BINARY, Category.TOO_LARGE})
@@ -98,7 +98,7 @@ class IngestSettings:
     default_ignores: tuple[str, ...] = DEFAULT_IGNORES
     allowed_roots: tuple[Path, ...] | None = None
     selection: FileSelection = DEFAULT_SELECTION  # which chunkable files are chunked
-    # Where a folder's scan is remembered by each file's stat (``nexus.scan_cache``), so
+    # Where a folder's scan is remembered by each file's stat (``nexus.ingest.scan_cache``), so
     # opening it again reads only changed files; None reads every file.
     scan_cache: Path | None = None
 

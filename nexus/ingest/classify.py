@@ -39,7 +39,7 @@ import re
 from collections.abc import Collection
 from pathlib import PurePosixPath
 
-from nexus.selection import DEFAULT_SELECTION, FileSelection
+from nexus.ingest.selection import DEFAULT_SELECTION, FileSelection
 from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo
 
 # Real hand-written sources reach a few MB (TypeScript's checker.ts: 3 MB); a 5 MB file

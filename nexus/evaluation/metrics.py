@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from nexus.embedding import Embedder
-from nexus.index import Hit, VectorIndex
+from nexus.retrieval.embedding import Embedder
+from nexus.retrieval.index import Hit, VectorIndex
 from nexus.tables import text_table
 from nexus.types import Chunk, FileInfo
 

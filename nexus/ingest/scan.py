@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nexus.classify import unsupported_language
+from nexus.ingest.classify import unsupported_language
 from nexus.tables import text_table
 from nexus.types import Category, FileInfo, ScanReport
 

@@ -25,9 +25,9 @@ from nexus import __version__
 from nexus.chunking import CHUNKS_VERSION
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
-from nexus.embedding import Embedder, Progress
-from nexus.index import FORMAT_VERSION, VectorIndex, build_indexes
-from nexus.sources import Repository
+from nexus.ingest.sources import Repository
+from nexus.retrieval.embedding import Embedder, Progress
+from nexus.retrieval.index import FORMAT_VERSION, VectorIndex, build_indexes
 from nexus.types import Chunk
 
 #: Part of every saved index's key, bumped when indexes saved before cannot be trusted.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, Progress
-from nexus.evaluation import PRIMARY_RULE, QueryOutcome, Target, score_query
-from nexus.index import VectorIndex, build_indexes
+from nexus.evaluation.metrics import PRIMARY_RULE, QueryOutcome, Target, score_query
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache, Progress
+from nexus.retrieval.index import VectorIndex, build_indexes
 from nexus.types import Chunk
 
 

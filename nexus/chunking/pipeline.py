@@ -10,7 +10,7 @@ from nexus.chunking.base import build_chunks
 from nexus.chunking.lines import line_spans
 from nexus.chunking.profiles import Profile, choose_profile, resolve_profile
 from nexus.config import ChunkConfig
-from nexus.sources import Repository
+from nexus.ingest.sources import Repository
 from nexus.types import Chunk, SourceFile
 
 
@@ -89,7 +89,7 @@ def chunk_repository(
 ) -> list[Chunk]:
     """Chunks of every chunkable file of a repository, in path order, in this process.
 
-    Each file's analysis is dropped once it is chunked (``nexus.stream`` does the
+    Each file's analysis is dropped once it is chunked (``nexus.runtime.stream`` does the
     same on worker processes, file by file).
     """
     chunks: list[Chunk] = []

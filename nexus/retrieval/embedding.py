@@ -6,7 +6,7 @@ the CLI and the dashboard pages can import this module for free.
 
 Wrappers compose: ``CachedEmbedder(DualView(SentenceTransformerEmbedder()), cache)``
 embeds each text as written and as words and caches under the view's name, so a cache
-never mixes vectors of different views. The cache itself is ``nexus.embedding_cache``.
+never mixes vectors of different views. The cache itself is ``nexus.retrieval.embedding_cache``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from nexus.embedding_cache import EmbeddingCache, text_key
-from nexus.sources import real_path
-from nexus.textview import code_as_words
+from nexus.ingest.sources import real_path
+from nexus.retrieval.embedding_cache import EmbeddingCache, text_key
+from nexus.retrieval.textview import code_as_words
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -247,7 +247,7 @@ class CachedEmbedder(_Wrapper):
 
     Args:
         inner: the embedder that computes missing vectors.
-        cache: where vectors are kept (``nexus.embedding_cache.EmbeddingCache``).
+        cache: where vectors are kept (``nexus.retrieval.embedding_cache.EmbeddingCache``).
         commit_every: texts per batch handed to ``inner`` and committed to the cache
             (default ``COMMIT_EVERY``).
     """

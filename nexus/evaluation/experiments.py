@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from nexus.chunking.analysis import FileAnalysis
+from nexus.chunking.pipeline import chunk_analyses
 from nexus.config import ChunkConfig
-from nexus.embedding import Embedder
-from nexus.evaluation import EvalReport, Query, evaluate
-from nexus.index import VectorIndex
-from nexus.pipeline import chunk_analyses
+from nexus.evaluation.metrics import EvalReport, Query, evaluate
+from nexus.retrieval.embedding import Embedder
+from nexus.retrieval.index import VectorIndex
 
 HEADLINE_VARIANT = "doc"
 

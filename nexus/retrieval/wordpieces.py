@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexus.embedding import ModelUnavailableError, SentenceTransformerEmbedder
+from nexus.retrieval.embedding import ModelUnavailableError, SentenceTransformerEmbedder
 
 DEFAULT_WINDOW = 256
 

@@ -4,7 +4,7 @@ The driver reads and classifies the repository as usual (ignore rules, safety li
 and hands the chunkable files to Ray Data as a dataset of ``(file info, bytes)`` rows,
 so the workers need no shared file system. Chunking runs in ``map_batches`` tasks
 (one CPU each) through the same per-file functions as the local engine (``analyze``,
-then ``nexus.pipeline.chunk_analysis``), so both engines give the same chunks;
+then ``nexus.chunking.pipeline.chunk_analysis``), so both engines give the same chunks;
 embedding runs in an actor pool, one model per actor, each actor on one core. The dataset keeps file
 order, and the driver streams the results into ``OUT/parquet/part-NNNNN.parquet``
 shards (the chunk fields, plus ``vector`` when embedding), ``OUT/chunks.jsonl`` (the
@@ -29,9 +29,9 @@ import numpy as np
 
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
-from nexus.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
-from nexus.sources import FileRef, Repository
-from nexus.stream import chunk_ref
+from nexus.ingest.sources import FileRef, Repository
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache, default_embedder
+from nexus.runtime.stream import chunk_ref
 from nexus.types import Category, Chunk, FileInfo
 
 #: Chunks per Parquet shard (and per batch the driver reads back).
@@ -49,14 +49,14 @@ class RayUnavailableError(RuntimeError):
 def require_ray() -> Any:
     """Import Ray, or say how to install it.
 
-    Ray must be imported before usearch (``nexus.index``) in a process: the two C++
+    Ray must be imported before usearch (``nexus.retrieval.index``) in a process: the two C++
     runtimes clash, and ``ray.init`` then aborts the process (``std::regex_error``).
     The CLI imports Ray first for ``--engine ray``; library callers do the same.
     """
     if "ray" not in sys.modules and "usearch" in sys.modules:
         raise RayUnavailableError(
             "usearch was imported before ray, and ray.init would abort this process: "
-            "call nexus.ray_engine.require_ray() before importing nexus.index"
+            "call nexus.runtime.ray_engine.require_ray() before importing nexus.retrieval.index"
         )
     try:
         import ray
@@ -198,7 +198,9 @@ def run(
 
     ray = require_ray()
     if not ray.is_initialized():
-        raise RayUnavailableError("Ray is not started: call nexus.ray_engine.connect() first")
+        raise RayUnavailableError(
+            "Ray is not started: call nexus.runtime.ray_engine.connect() first"
+        )
     started = time.perf_counter()
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True  # chunks come back in file order

@@ -27,16 +27,19 @@ from nexus.types import Category, FileInfo
 
 #: Timestamps this close to the time a file was read do not prove it unchanged since.
 RACY_NS = 2_000_000_000
-#: The modules whose code decides a file's classification.
-_CLASSIFIER_MODULES = ("classify.py", "selection.py", "sources.py", "types.py")
+#: The code that decides a file's classification: every ingest module, and the types.
+_CLASSIFIER_MODULES = (
+    *sorted(Path(__file__).parent.glob("*.py")),
+    Path(__file__).parents[1] / "types.py",
+)
 
 
 @functools.cache
 def classifier_digest() -> str:
     """sha256 of the code that classifies files: a change to it forgets every entry."""
     digest = hashlib.sha256()
-    for name in _CLASSIFIER_MODULES:
-        digest.update((Path(__file__).parent / name).read_bytes())
+    for path in _CLASSIFIER_MODULES:
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 

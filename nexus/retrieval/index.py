@@ -6,7 +6,7 @@ matrix, which gives ``all_scores`` (one cosine per chunk, for charts and margins
 and lets tests check usearch against brute force.
 
 Hybrid ranking: given the query's text and a ``lexical_weight`` w, a chunk's score is
-its cosine + w x its relative BM25 (``nexus.lexical``; 1.0 = the query's best keyword
+its cosine + w x its relative BM25 (``nexus.retrieval.lexical``; 1.0 = the query's best keyword
 match). That scores every chunk with numpy (a matrix-vector product: milliseconds at
 100k chunks); with w = 0 the usearch graph answers alone.
 
@@ -40,9 +40,9 @@ from typing import Any, overload
 import numpy as np
 from usearch.index import Index
 
-from nexus import lexical
-from nexus.embedding import Embedder, Progress
-from nexus.lexical import LexicalIndex
+from nexus.retrieval import lexical
+from nexus.retrieval.embedding import Embedder, Progress
+from nexus.retrieval.lexical import LexicalIndex
 from nexus.types import Chunk
 
 FORMAT_VERSION = 3
@@ -274,7 +274,7 @@ class VectorIndex:
     ) -> Path:
         """Write the index to ``folder`` (created if needed); returns the folder.
 
-        ``identity`` (what the index was built from, see ``nexus.store``) goes into the
+        ``identity`` (what the index was built from, see ``nexus.retrieval.store``) goes into the
         manifest, which is written last: a folder without one is incomplete.
         """
         folder = Path(folder)

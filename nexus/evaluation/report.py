@@ -7,10 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 from nexus.chunking.analysis import analyze
+from nexus.chunking.extract import regex_functions
 from nexus.config import DEFAULT_ENCODING
-from nexus.extract import regex_functions
-from nexus.selection import FileSelection
-from nexus.sources import IngestError, IngestSettings, decode_source, read_file
+from nexus.ingest.selection import FileSelection
+from nexus.ingest.sources import IngestError, IngestSettings, decode_source, read_file
 from nexus.tables import text_table
 from nexus.types import CHUNKABLE_LANGUAGES, Chunk, SourceFile
 

@@ -23,11 +23,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from nexus.chunking.analysis import analyze
+from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.profiles import Profile, resolve_profile
+from nexus.chunking.tokens import get_encoding
 from nexus.config import ChunkConfig
-from nexus.pipeline import chunk_analysis
-from nexus.sources import FileRef, Repository
-from nexus.tokens import get_encoding
+from nexus.ingest.sources import FileRef, Repository
 from nexus.types import Chunk
 
 #: Files go to a worker in batches of consecutive files, which spreads the cost of a
@@ -143,7 +143,7 @@ def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
     # forkserver: workers fork from a clean server process, never from a parent that
     # may hold threads (tqdm, torch), and import Nexus once, not once per worker.
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["nexus.stream"])
+    context.set_forkserver_preload(["nexus.runtime.stream"])
     return ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start_worker, initargs=(job,)
     )

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from nexus.chunking.analysis import FileAnalysis
-from nexus.sources import Repository
+from nexus.ingest.sources import Repository
 from nexus.types import Chunk
 
 ANALYSIS_BYTES_PER_BYTE = 45

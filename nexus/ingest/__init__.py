@@ -1,0 +1,4 @@
+"""Ingestion: read a folder or zip safely, apply ignore rules, classify and select files.
+
+Takes a path or an archive; hands on a ``Repository`` of ``SourceFile``s and a ``ScanReport``.
+"""
