@@ -489,7 +489,7 @@ def time_steps(expected: Expected, repeat: int) -> list[dict[str, Any]]:
             lambda: pick_profile(analysis, config),
             "nexus.chunking.pipeline.pick_profile",
         ),
-        ("window_counts (tokenizer)", pieces, "nexus.ui.state.window_counts"),
+        ("window_counts (tokenizer)", pieces, "nexus.ui.wordpieces.window_counts"),
         ("chunk labels", labels, "nexus.ui.render.chunk_label"),
         ("highlighted_lines (Pygments, not cached)", lines, "nexus.ui.render.highlighted_lines"),
         ("code_view HTML", code_view, "nexus.ui.render.code_view"),

@@ -11,9 +11,9 @@ import streamlit as st
 
 from nexus.ingest.scan import summarize, unsupported_line
 from nexus.ingest.selection import SWITCHES
-from nexus.ingest.sources import IngestError
+from nexus.ingest.sources import IngestError, default_allowed_roots
 from nexus.types import CHUNKABLE_LANGUAGES
-from nexus.ui import safe, state, views
+from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, views, widgets
 
 state.page_setup("Repository")
 st.title("Nexus · Repository")
@@ -30,34 +30,34 @@ st.caption(
     "Export) all work on it."
 )
 
-st.session_state.setdefault("source", state.SOURCES[0])
-source = st.radio("Source", state.SOURCES, key="source", horizontal=True)
-choice: state.RepoChoice | None = None
+st.session_state.setdefault("source", widgets.SOURCES[0])
+source = st.radio("Source", widgets.SOURCES, key="source", horizontal=True)
+choice: repos.RepoChoice | None = None
 data: bytes | None = None
 name: str | None = None
-if source == state.SOURCES[0]:
-    st.session_state.setdefault("sample", state.DEFAULT_SAMPLE)
-    sample = st.selectbox("Sample repository", state.sample_names(), key="sample")
-    choice = state.RepoChoice("sample", sample)
-elif source == state.SOURCES[1]:
+if source == widgets.SOURCES[0]:
+    st.session_state.setdefault("sample", repos.DEFAULT_SAMPLE)
+    sample = st.selectbox("Sample repository", repos.sample_names(), key="sample")
+    choice = repos.RepoChoice("sample", sample)
+elif source == widgets.SOURCES[1]:
     upload = st.file_uploader("A zip of the repository", type=["zip"], key="upload")
     if upload is not None:
         data = upload.getvalue()
         name = Path(upload.name).stem
-        choice = state.RepoChoice("upload", hashlib.sha256(data).hexdigest(), name)
-    elif state.current_choice().kind != "upload":
+        choice = repos.RepoChoice("upload", hashlib.sha256(data).hexdigest(), name)
+    elif repos.current_choice().kind != "upload":
         st.info("Upload a .zip of a JavaScript/TypeScript repository.")
 else:
-    roots = ", ".join(safe.code(p) for p in state.default_allowed_roots())
+    roots = ", ".join(safe.code(p) for p in default_allowed_roots())
     path = st.text_input("Repository folder or .zip on the server", key="local_path")
     st.caption(f"Allowed roots: {roots}")
     if path.strip():
-        choice = state.RepoChoice("path", path.strip())
+        choice = repos.RepoChoice("path", path.strip())
 
 if choice is not None and choice != st.session_state.get("repo_choice"):
     try:
         with st.spinner("Reading the repository…"):
-            state.load_repo(choice, data, name)
+            repos.load_repo(choice, data, name)
     except (IngestError, OSError) as exc:
         st.error(f"Could not open the repository: {safe.md(exc)}")
         st.stop()
@@ -67,7 +67,7 @@ def _files(n: int) -> str:
     return f"{n} file{'' if n == 1 else 's'}"
 
 
-repo = state.current_repo()
+repo = repos.current_repo()
 base = st.session_state["repo_base"]
 with st.expander("What to index", expanded=True):
     chunkable_kinds = {
@@ -79,11 +79,11 @@ with st.expander("What to index", expanded=True):
         for name, category in SWITCHES.items()
     }
     toggles = st.container(key="nx_stack_toggles").columns(len(SWITCHES))
-    for column, (name, key) in zip(toggles, state.SWITCH_KEYS.items(), strict=True):
+    for column, (name, key) in zip(toggles, widgets.SWITCH_KEYS.items(), strict=True):
         column.toggle(
             f"{name.capitalize()} ({_files(chunkable_kinds[name])})",
             key=key,
-            on_change=state.apply_selection,
+            on_change=repos.apply_selection,
             help=f"Chunk and index {name} files too (left out by default).",
         )
     language_files = Counter(
@@ -91,26 +91,26 @@ with st.expander("What to index", expanded=True):
     )
     st.multiselect(
         "Languages (none chosen: every language)",
-        state.LANGUAGE_NAMES,
-        key=state.LANGUAGES_KEY,
+        widgets.LANGUAGE_NAMES,
+        key=widgets.LANGUAGES_KEY,
         format_func=lambda lang: f"{lang} ({_files(language_files[lang])})",
-        on_change=state.apply_selection,
+        on_change=repos.apply_selection,
         placeholder="every language",
         help="Chunk only files of these languages (--language / [files] languages).",
     )
     include, exclude = st.container(key="nx_stack_globs").columns(2)
     include.text_area(
         "Only files matching (globs, one a line)",
-        key=state.GLOB_KEYS["include"],
-        on_change=state.apply_selection,
+        key=widgets.GLOB_KEYS["include"],
+        on_change=repos.apply_selection,
         placeholder="src/**\nlib/*.ts",
         height=80,
         help="gitignore patterns relative to the repository root; empty = every file.",
     )
     exclude.text_area(
         "Leave out files matching (globs, one a line)",
-        key=state.GLOB_KEYS["exclude"],
-        on_change=state.apply_selection,
+        key=widgets.GLOB_KEYS["exclude"],
+        on_change=repos.apply_selection,
         placeholder="**/*.stories.tsx\nscripts/",
         height=80,
         help="gitignore patterns; a file matching one is not chunked.",
@@ -124,17 +124,17 @@ with st.expander("What to index", expanded=True):
         "The choice travels with the settings: in the link, and in the `[files]` table of "
         "the Export page's nexus.toml (`nexus chunk --config` reads it)."
     )
-repo = state.current_repo()
-state.settings_sidebar()
-shared_key = (state.repo_key(),)
-report = state.shared("report", shared_key, lambda: summarize(repo.report()))
+repo = repos.current_repo()
+settings.settings_sidebar()
+shared_key = (repos.repo_key(),)
+report = cache.shared("report", shared_key, lambda: summarize(repo.report()))
 totals = report["totals"]
 
 # Parse every chunkable file once now, so the other pages open instantly.
-paths = state.chunkable_paths(repo)
+paths = repos.chunkable_paths(repo)
 if paths:
-    progress, done = state.progress_callback("Parsing files…")
-    state.repo_analyses(repo, progress=lambda i, n, _p: progress(i + 1, n))
+    progress, done = indexing.progress_callback("Parsing files…")
+    analyses.repo_analyses(repo, progress=lambda i, n, _p: progress(i + 1, n))
     done()
 
 st.subheader(safe.code(repo.name))
@@ -152,7 +152,7 @@ if not totals["files"]:
 
 left, right = st.columns([3, 2])
 with left:
-    fig = state.shared(
+    fig = cache.shared(
         "category_chart",
         shared_key,
         lambda: views.category_chart(views.category_table(report["by_category_language"])),
@@ -160,7 +160,7 @@ with left:
     st.plotly_chart(fig, key="category_chart")
 with right:
     st.markdown("**Category × language**")
-    rows = state.shared_table(
+    rows = cache.shared_table(
         "category_rows", shared_key, lambda: views.category_table(report["by_category_language"])
     )
     st.dataframe(rows, hide_index=True)
@@ -181,7 +181,7 @@ st.markdown(f"**Not chunked ({len(skipped)} files)** and why")
 if skipped:
     columns = ["path", "category", "language", "reason", "left_out", "size"]
     st.dataframe(
-        state.shared_table("skipped", shared_key, lambda: pd.DataFrame(skipped)[columns]),
+        cache.shared_table("skipped", shared_key, lambda: pd.DataFrame(skipped)[columns]),
         hide_index=True,
     )
 else:

@@ -5,22 +5,35 @@ from __future__ import annotations
 import streamlit as st
 
 from nexus.chunking.pipeline import pick_profile
-from nexus.ui import codeview, paging, render, safe, state, tuning, views
+from nexus.ui import (
+    analyses,
+    cache,
+    codeview,
+    paging,
+    render,
+    repos,
+    safe,
+    settings,
+    state,
+    tuning,
+    views,
+    wordpieces,
+)
 
 state.page_setup("Chunks and AST")
-config = state.settings_sidebar()
-repo = state.current_repo()
+config = settings.settings_sidebar()
+repo = repos.current_repo()
 st.title("Chunks and AST")
 
-path = state.file_picker(repo)
+path = settings.file_picker(repo)
 if path is None:
     st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
-analysis = state.file_analysis(repo, path, config.encoding)
-chunks = state.file_chunks(repo, path, analysis, config)
+analysis = analyses.file_analysis(repo, path, config.encoding)
+chunks = analyses.file_chunks(repo, path, analysis, config)
 profile, reason = pick_profile(analysis, config)
-pieces, window, exact = state.window_counts(chunks)
+pieces, window, exact = wordpieces.window_counts(chunks)
 over = [i for i, n in enumerate(pieces) if n > window]
 
 cols = st.container(key="nx_metrics_chunks").columns(5)
@@ -41,9 +54,9 @@ if not chunks:
     st.stop()
 
 # Built once per file, settings and word-piece count (thousands of chunks in a large file).
-labels_plain, labels = state.shared(
+labels_plain, labels = cache.shared(
     "chunk_labels",
-    (*state.file_key(repo, path, config), tuple(pieces), window),
+    (*analyses.file_key(repo, path, config), tuple(pieces), window),
     lambda: views.chunk_labels(chunks, analysis.units, pieces, window),
 )
 # The selection is kept as a chunk index plus its first line: after a re-chunk the
@@ -73,7 +86,7 @@ diff = tuning.chunking_change(path, config, chunks)
 if diff:
     st.info(safe.md(diff))
 
-lines = state.highlighted(analysis.source.text, analysis.language)
+lines = analyses.highlighted(analysis.source.text, analysis.language)
 code, tree = st.container(key="nx_stack_code").columns([3, 2])
 with code:
     st.markdown("**Source with chunk boundaries** (the selected chunk in green; click a band)")
@@ -94,32 +107,32 @@ with tree:
 
 sizes, table, units = st.tabs(["Chunk sizes", "Chunk metadata", "Units vs regex baseline"])
 with sizes:
-    fig = state.shared(
+    fig = cache.shared(
         "token_histogram",
-        state.file_key(repo, path, config),
+        analyses.file_key(repo, path, config),
         lambda: views.token_histogram(chunks, config.max_tokens, config.min_tokens),
     )
     st.plotly_chart(fig, key="size_histogram")
 with table:
     st.dataframe(
-        state.shared_table(
+        cache.shared_table(
             "chunk_table",
-            (*state.file_key(repo, path, config), tuple(pieces)),
+            (*analyses.file_key(repo, path, config), tuple(pieces)),
             lambda: views.chunk_table(chunks, pieces),
         ),
         hide_index=True,
     )
     st.caption("word pieces: " + ("counted with the model's tokenizer" if exact else "estimated"))
 with units:
-    unit_rows, regex_count = state.unit_rows(repo, path)
+    unit_rows, regex_count = analyses.unit_rows(repo, path)
     missed = sum(1 for row in unit_rows if not row["regex_found"])
     c1, c2, c3 = st.columns(3)
     c1.metric("Units (AST)", len(unit_rows))
     c2.metric("Functions (regex baseline)", regex_count)
     c3.metric("Units the regex misses", missed)
     if 0 < len(unit_rows) <= views.STYLED_UNIT_ROWS:
-        frame = state.shared(
-            "unit_table", state.file_key(repo, path), lambda: views.unit_table(unit_rows)
+        frame = cache.shared(
+            "unit_table", analyses.file_key(repo, path), lambda: views.unit_table(unit_rows)
         )
         styled = frame.style.apply(
             lambda row: ["background-color:#fee2e2" if not row["regex_found"] else ""] * len(row),
@@ -129,9 +142,9 @@ with units:
         st.caption("Rows in red: units the regex baseline does not find.")
     elif unit_rows:
         st.dataframe(
-            state.shared_table(
+            cache.shared_table(
                 "unit_table_misses_first",
-                state.file_key(repo, path),
+                analyses.file_key(repo, path),
                 lambda: views.unit_table(unit_rows, misses_first=True),
             ),
             hide_index=True,

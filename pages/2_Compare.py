@@ -7,13 +7,13 @@ import streamlit as st
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.fragmentation import cuts_at_start, unit_fates
 from nexus.types import Chunk
-from nexus.ui import codeview, paging, render, safe, state, views
+from nexus.ui import analyses, cache, codeview, paging, render, repos, safe, settings, state, views
 
 state.page_setup("Compare")
-config = state.settings_sidebar()
+config = settings.settings_sidebar()
 lines_config = config.with_(strategy="lines")
 VIEW = "compare"  # the code view's name for nexus.ui.paging (its widget keys start with it)
-repo = state.current_repo()
+repo = repos.current_repo()
 st.title("Line-based vs AST chunks")
 st.caption(
     f"Baseline: windows of {config.line_window} lines. AST: max {config.max_tokens} / "
@@ -22,7 +22,7 @@ st.caption(
     "the unit's own, averaged over units (1 = each unit has a chunk to itself; higher is "
     "better). Files without units are left out of it."
 )
-if not state.chunkable_paths(repo):
+if not repos.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
@@ -50,13 +50,13 @@ def window_moved() -> None:
 
 this_file, whole = st.tabs(["This file", "Whole repository"])
 with this_file:
-    path = state.file_picker(repo)
-    analysis = state.file_analysis(repo, path, config.encoding)
-    ast_chunks = state.file_chunks(repo, path, analysis, config)
-    line_chunks = state.file_chunks(repo, path, analysis, lines_config)
-    key = state.file_key(repo, path, config)
+    path = settings.file_picker(repo)
+    analysis = analyses.file_analysis(repo, path, config.encoding)
+    ast_chunks = analyses.file_chunks(repo, path, analysis, config)
+    line_chunks = analyses.file_chunks(repo, path, analysis, lines_config)
+    key = analyses.file_key(repo, path, config)
     st.dataframe(
-        state.shared_table(
+        cache.shared_table(
             "file_summary",
             key,
             lambda: views.summary_table(
@@ -68,7 +68,7 @@ with this_file:
         ),
         hide_index=True,
     )
-    line_labels, ast_labels, head = state.shared(
+    line_labels, ast_labels, head = cache.shared(
         "file_labels", key, lambda: compare_labels(analysis, line_chunks, ast_chunks)
     )
     panes = [
@@ -77,8 +77,8 @@ with this_file:
     ]
     window = paging.window(VIEW, path, analysis.source.text)
     paging.controls(VIEW, window, hint="a split unit's link moves there too")
-    lines = state.highlighted(analysis.source.text, analysis.language)
-    html = state.shared(
+    lines = analyses.highlighted(analysis.source.text, analysis.language)
+    html = cache.shared(
         "file_code",
         (*key, window.first, window.last),
         lambda: render.code_view(lines, panes, height=640, head=head, window=window),
@@ -90,17 +90,17 @@ with this_file:
         window=window,
         on_goto=window_moved,
     )
-    fig = state.shared("file_sizes", key, lambda: views.size_overlay(line_chunks, ast_chunks))
+    fig = cache.shared("file_sizes", key, lambda: views.size_overlay(line_chunks, ast_chunks))
     st.plotly_chart(fig, key="file_sizes")
 
 with whole:
-    line_all = state.repo_chunks(repo, lines_config)
-    ast_all = state.repo_chunks(repo, config)
-    line_fates = state.repo_fates(repo, lines_config)
-    ast_fates = state.repo_fates(repo, config)
-    key = state.settings_key(config)
+    line_all = analyses.repo_chunks(repo, lines_config)
+    ast_all = analyses.repo_chunks(repo, config)
+    line_fates = analyses.repo_fates(repo, lines_config)
+    ast_fates = analyses.repo_fates(repo, config)
+    key = analyses.settings_key(config)
     st.dataframe(
-        state.shared_table(
+        cache.shared_table(
             "repo_summary",
             key,
             lambda: views.summary_table(
@@ -112,11 +112,11 @@ with whole:
         ),
         hide_index=True,
     )
-    fig = state.shared("repo_sizes", key, lambda: views.size_overlay(line_all, ast_all))
+    fig = cache.shared("repo_sizes", key, lambda: views.size_overlay(line_all, ast_all))
     st.plotly_chart(fig, key="repo_sizes")
     st.markdown("**Per file**")
     st.dataframe(
-        state.shared_table(
+        cache.shared_table(
             "per_file",
             key,
             lambda: views.per_file_table(line_all, ast_all, line_fates, ast_fates),

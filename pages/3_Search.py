@@ -1,6 +1,6 @@
 """Search: one query against the line-based and the AST index, side by side.
 
-The indexes are built in the background (``nexus.runtime.builds`` via ``state.index_build``):
+The indexes are built in the background (``nexus.runtime.builds`` via ``indexing.index_build``):
 the page answers at once with keyword hits and the vectors embedded so far, and
 redraws every second until the builds are done.
 """
@@ -18,14 +18,25 @@ from nexus.retrieval.index import Hit, VectorIndex
 from nexus.runtime import builds
 from nexus.runtime.builds import IndexBuild
 from nexus.types import Chunk
-from nexus.ui import safe, state, views
+from nexus.ui import (
+    analyses,
+    cache,
+    indexing,
+    links,
+    repos,
+    safe,
+    settings,
+    state,
+    views,
+    widgets,
+)
 
 state.page_setup("Search", load_model=True)
 st.session_state.setdefault("k", 5)
-config = state.settings_sidebar()
-repo = state.current_repo()
+config = settings.settings_sidebar()
+repo = repos.current_repo()
 st.title("Search")
-if not state.chunkable_paths(repo):
+if not repos.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
@@ -33,9 +44,9 @@ refresh = st.button(
     "Rebuild indexes", key="refresh", help="Re-chunk and re-index (the embedding cache is kept)."
 )
 if refresh:
-    state.forget_builds(repo, config)
+    indexing.forget_builds(repo, config)
 try:
-    first_build = state.index_build(repo, config, "ast", rebuild=refresh)
+    first_build = indexing.index_build(repo, config, "ast", rebuild=refresh)
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
@@ -44,14 +55,14 @@ left, right = st.columns([3, 1])
 query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
-k = right.slider("Top k", *state.SLIDERS["k"][:2], key="k")
+k = right.slider("Top k", *widgets.SLIDERS["k"][:2], key="k")
 # The units come from every file's parse, listed by a thread: not before the build has
 # chunked every file (sooner it slows the model's load), nor before the answer to a query
 # the page opened with is drawn (one interpreter: parsing 5,000 files meanwhile would
 # more than double the seconds a saved index takes to answer).
 CHUNKING_AT_START = first_build.progress().chunking
 QUERY_AT_START = bool(str(st.session_state.get("query") or "").strip())
-targets = None if CHUNKING_AT_START else state.unit_targets(repo, start=not QUERY_AT_START)
+targets = None if CHUNKING_AT_START else analyses.unit_targets(repo, start=not QUERY_AT_START)
 TARGETS_PENDING = targets is None
 target, target_id = None, ""
 if targets is None:
@@ -77,7 +88,7 @@ lines_now = st.checkbox(
     help="The AST index is built first; the line-based one starts when it is done, "
     "or now when ticked (both then share the machine).",
 )
-state.write_url_params({})
+links.write_url_params({})
 
 
 def answer(
@@ -128,16 +139,16 @@ def show_picked(picked: list[tuple[Chunk, float]]) -> None:
 
 def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
     """The AST build, and the line-based one once the AST one is done (or when asked)."""
-    ast_build = state.index_build(repo, config, "ast", rebuild=refresh)
+    ast_build = indexing.index_build(repo, config, "ast", rebuild=refresh)
     if lines_now or ast_build.progress().complete:
-        return ast_build, state.index_build(repo, config, "lines", rebuild=refresh)
+        return ast_build, indexing.index_build(repo, config, "lines", rebuild=refresh)
     return ast_build, None
 
 
 def show_progress(label: str, build: IndexBuild, key: str) -> None:
     """The build's progress bar, with a cancel button while it runs, resume once cancelled."""
     progress = build.progress()
-    text = f"{label}: {safe.md(progress.summary())} · {state.build_origin(build)}"
+    text = f"{label}: {safe.md(progress.summary())} · {indexing.build_origin(build)}"
     if progress.running:
         bar, button = st.columns([5, 1])
         bar.progress(progress.fraction, text=text)
@@ -146,7 +157,7 @@ def show_progress(label: str, build: IndexBuild, key: str) -> None:
     elif progress.phase == builds.CANCELLED:
         st.warning(text)
         if st.button("Resume", key=f"resume_{key}", help="Go on; cached batches are kept."):
-            state.index_build(repo, config, key, resume=True)
+            indexing.index_build(repo, config, key, resume=True)
             st.rerun()
     elif progress.phase == builds.FAILED:
         st.error(text)
@@ -191,7 +202,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
     if index is None:  # a repository without chunks
         return
-    if progress.complete and state.model_loading(config.words_view):
+    if progress.complete and indexing.model_loading(config.words_view):
         st.info(
             "Loading the embedding model (the query must be embedded): keyword (BM25) hits "
             "over every chunk meanwhile; the embedding hits follow."
@@ -201,7 +212,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         return
     if progress.complete:  # the same answer for every session asking the same
         shared_key = (build.serial, query, k, target_id, config.lexical_weight)
-        outcome, scores, fig = state.shared(
+        outcome, scores, fig = cache.shared(
             "answer", shared_key, lambda: answer(build, index, target)
         )
     else:
@@ -239,7 +250,7 @@ def any_running() -> bool:
 
 
 RUNNING_AT_START = any_running()
-MODEL_LOADING_AT_START = state.model_loading(config.words_view)
+MODEL_LOADING_AT_START = indexing.model_loading(config.words_view)
 
 
 @st.fragment(
@@ -259,7 +270,7 @@ def results() -> None:
     targets_in = (
         TARGETS_PENDING
         and not ast_build.progress().chunking
-        and state.unit_targets(repo, wait_s=0) is not None
+        and analyses.unit_targets(repo, wait_s=0) is not None
     )
     if (RUNNING_AT_START and not any_running()) or targets_in:
         st.rerun()  # redraw the page once: the targets are in, or all is done

@@ -21,13 +21,13 @@ from nexus.evaluation.metrics import (
 )
 from nexus.retrieval.embedding import CachedEmbedder, ModelUnavailableError
 from nexus.runtime import builds
-from nexus.ui import safe, state, views
+from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, views
 
 state.page_setup("Evaluate")
-config = state.settings_sidebar()
-repo = state.current_repo()
+config = settings.settings_sidebar()
+repo = repos.current_repo()
 st.title("Evaluate")
-if not state.chunkable_paths(repo):
+if not repos.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
     st.stop()
 
@@ -60,9 +60,9 @@ if unreachable:
 try:
     # The indexes Search builds, shared by every session: opened from a saved index, or
     # built in the background (AST first, then line-based), resumed if cancelled.
-    ast_build = state.index_build(repo, config, "ast", resume=True)
+    ast_build = indexing.index_build(repo, config, "ast", resume=True)
     lines_build = (
-        state.index_build(repo, config, "lines", resume=True)
+        indexing.index_build(repo, config, "lines", resume=True)
         if ast_build.progress().complete
         else None
     )
@@ -74,9 +74,9 @@ except ModelUnavailableError as exc:
 @st.fragment(run_every=1.0)
 def wait_for_indexes() -> None:
     """The builds' progress, every second; the whole page once both indexes are in."""
-    ast_now = state.index_build(repo, config, "ast", resume=True)
+    ast_now = indexing.index_build(repo, config, "ast", resume=True)
     lines_now = (
-        state.index_build(repo, config, "lines", resume=True)
+        indexing.index_build(repo, config, "lines", resume=True)
         if ast_now.progress().complete
         else None
     )
@@ -86,7 +86,7 @@ def wait_for_indexes() -> None:
             st.caption(f"{label}: built when the AST index is done.")
             continue
         progress = build.progress()
-        text = f"{label}: {safe.md(progress.summary())} · {state.build_origin(build)}"
+        text = f"{label}: {safe.md(progress.summary())} · {indexing.build_origin(build)}"
         if progress.phase == builds.FAILED:
             st.error(text)
         else:
@@ -99,10 +99,10 @@ if lines_build is None or not lines_build.progress().complete:
     wait_for_indexes()
     st.stop()
 lines_index, ast_index = lines_build.index(), ast_build.index()
-embedder = state.get_embedder(config.words_view)
-index_key = state.index_key(repo, config)
+embedder = indexing.get_embedder(config.words_view)
+index_key = indexing.index_key(repo, config)
 digest = hashlib.sha256(data).hexdigest()
-comparison = state.cached(  # a revisit with nothing changed reads it back
+comparison = cache.cached(  # a revisit with nothing changed reads it back
     ("comparison", index_key, digest, config.lexical_weight),
     lambda: compare(
         queries,
@@ -124,7 +124,7 @@ st.caption(
 eval_key = (index_key, digest, config.lexical_weight)
 st.subheader("Metrics per strategy and query variant")
 st.dataframe(
-    state.shared_table(
+    cache.shared_table(
         "eval_metrics",
         eval_key,
         lambda: views.table(*metrics_table(comparison.baseline, comparison.candidate)),
@@ -132,17 +132,17 @@ st.dataframe(
     hide_index=True,
 )
 quality, cost = st.container(key="nx_stack_eval_charts").columns([2, 1])
-bars = state.shared("eval_bars", eval_key, lambda: views.metric_bars(comparison))
+bars = cache.shared("eval_bars", eval_key, lambda: views.metric_bars(comparison))
 with quality:
-    fig = state.shared("eval_quality", eval_key, lambda: views.quality_chart(bars))
+    fig = cache.shared("eval_quality", eval_key, lambda: views.quality_chart(bars))
     st.plotly_chart(fig, key="metric_bars")
 with cost:
-    fig = state.shared("eval_cost", eval_key, lambda: views.cost_chart(bars))
+    fig = cache.shared("eval_cost", eval_key, lambda: views.cost_chart(bars))
     st.plotly_chart(fig, key="lines_bars")
 
 st.subheader("Per query")
 st.dataframe(
-    state.shared_table(
+    cache.shared_table(
         "eval_queries", eval_key, lambda: views.table(*comparison_table(comparison))
     ),
     hide_index=True,
@@ -165,7 +165,7 @@ maxes = c1.multiselect(
 )
 mins = c2.multiselect("min_tokens values", [0, 16, 32, 48, 64, 96, 128], [0, 48], key="sweep_min")
 run = c3.button("Run sweep", key="run_sweep", type="primary", disabled=not maxes or not mins)
-sweep_key = (state.repo_key(), digest, config.profile, config.lexical_weight, config.line_window)
+sweep_key = (repos.repo_key(), digest, config.profile, config.lexical_weight, config.line_window)
 current = (config.max_tokens, config.min_tokens)
 saved = st.session_state.get("sweep")
 missing = saved is not None and saved[0] == sweep_key and current not in saved[1]
@@ -173,10 +173,10 @@ if run or missing:
     # A rerun for the setting in use alone when only the sliders moved since the sweep.
     grid_max, grid_min = (sorted(maxes), sorted(mins)) if run else ([], [])
     bar = st.progress(0.0, text="Sweeping: starting")
-    with_cache = CachedEmbedder(embedder, state.embedding_cache())
+    with_cache = CachedEmbedder(embedder, cache.embedding_cache())
     try:
         found = sweep(
-            state.repo_analyses(repo),
+            analyses.repo_analyses(repo),
             repo.name,
             config,
             queries,
@@ -265,7 +265,7 @@ st.caption(
 st.button(
     f"Use the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})",
     key="use_best",
-    on_click=state.set_budget,
+    on_click=settings.set_budget,
     args=(top.config.max_tokens, top.config.min_tokens),
     disabled=top is base,
 )

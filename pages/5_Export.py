@@ -7,15 +7,15 @@ import json
 import streamlit as st
 
 from nexus.config import dump_config_toml
-from nexus.ui import safe, state
+from nexus.ui import analyses, cache, repos, safe, settings, state
 
 state.page_setup("Export")
-config = state.settings_sidebar()
-repo = state.current_repo()
+config = settings.settings_sidebar()
+repo = repos.current_repo()
 st.title("Export")
 
 st.subheader("Settings")
-toml = dump_config_toml(config, state.current_selection())
+toml = dump_config_toml(config, repos.current_selection())
 st.code(toml, language="toml")
 st.download_button(
     "Download nexus.toml", toml, file_name="nexus.toml", mime="application/toml", key="dl_toml"
@@ -34,13 +34,13 @@ strategy = st.radio(
     format_func=lambda s: {"ast": "AST (these settings)", "lines": "Line-based baseline"}[s],
 )
 chosen = config.with_(strategy=strategy)
-chunks = state.repo_chunks(repo, chosen)
+chunks = analyses.repo_chunks(repo, chosen)
 if not chunks:
     st.warning(f"{safe.code(repo.name)} has no chunkable files: there is nothing to export.")
     st.stop()
-jsonl = state.shared(
+jsonl = cache.shared(
     "jsonl",
-    state.settings_key(chosen),
+    analyses.settings_key(chosen),
     lambda: "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks),
 )
 st.download_button(

@@ -3,7 +3,7 @@
 Every session that looks at the same repository with the same settings sees the
 same figures and tables, and building them costs more than the rest of a rerun
 (a Plotly Express figure ~0.1 s, a chunk table tens of ms): the pages build them
-through ``state.shared``, once per (repository, settings) for every session, and
+through ``cache.shared``, once per (repository, settings) for every session, and
 draw the kept objects. So nothing here may depend on a session, and callers must
 not change what they are given.
 """

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from nexus.runtime.builds import BuildManager
-from nexus.ui import state
+from nexus.ui import analyses, cache, indexing
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {
@@ -29,8 +29,8 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(ROOT)
     # A fresh set of builds per test; each finishes before the script run goes on.
-    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
-    monkeypatch.setattr(state, "TARGETS_WAIT_S", 60)  # a sample's units: on the first run
+    monkeypatch.setattr(indexing, "BUILDS", BuildManager(wait_s=60, memory=cache.memory))
+    monkeypatch.setattr(analyses, "TARGETS_WAIT_S", 60)  # a sample's units: on the first run
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import DEFAULT_ENCODING, ChunkConfig
 from nexus.ingest.sources import open_repository
 from nexus.retrieval.wordpieces import WordPieceCounter
-from nexus.ui import state
+from nexus.ui import wordpieces
 
 
 def test_opens_directly_on_the_default_sample(page) -> None:
@@ -133,7 +133,7 @@ def test_over_the_model_window_is_counted_exactly_without_the_model(
     repo = open_repository(SAMPLES / "express-images")
     analysis = analyze(repo.read("src/services/imageService.js"), DEFAULT_ENCODING)
     chunks = chunk_analysis(analysis, ChunkConfig(), repo="r")
-    pieces, window, exact = state.window_counts(chunks)
+    pieces, window, exact = wordpieces.window_counts(chunks)
     counter = WordPieceCounter.for_model()
     assert exact and window == 256
     assert pieces == counter.count([c.embedding_text for c in chunks])

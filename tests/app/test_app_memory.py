@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from ui_helpers import metric, shown
 
-from nexus.ui import state
+from nexus.ui import analyses, cache, repos
 
 #: The default sample's parsed files are estimated at ~2.5 MB: with up to 90% of
 #: 3 MB for one repository it is allowed, but its parsed files, chunks, indexes and
@@ -19,9 +19,9 @@ TINY_MB = "3"
 
 @pytest.fixture
 def tiny_budget(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv(state.MEMORY_ENV, TINY_MB)
-    monkeypatch.setattr(state, "REPO_SHARE", 0.9)
-    memory = state.memory()
+    monkeypatch.setenv(cache.MEMORY_ENV, TINY_MB)
+    monkeypatch.setattr(repos, "REPO_SHARE", 0.9)
+    memory = cache.memory()
     memory.clear()
     return memory
 
@@ -30,9 +30,9 @@ def test_pages_work_within_a_tiny_budget_by_parsing_again(
     page, tiny_budget, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     parsed = []
-    analyze = state.analyze
+    analyze = analyses.analyze
     monkeypatch.setattr(
-        state, "analyze", lambda source, enc: parsed.append(1) or analyze(source, enc)
+        analyses, "analyze", lambda source, enc: parsed.append(1) or analyze(source, enc)
     )
     at = page("home").run()
     assert not at.exception
@@ -60,7 +60,7 @@ def test_pages_work_within_a_tiny_budget_by_parsing_again(
     assert stats.evictions > 0, "the budget was small enough to drop entries"
     assert stats.used <= stats.budget
     # Parsed files were dropped and parsed again on demand.
-    assert len(parsed) > len(state.chunkable_paths(at.session_state["repo"]))
+    assert len(parsed) > len(repos.chunkable_paths(at.session_state["repo"]))
 
 
 def _generated_zip(files: int, size: int) -> bytes:
@@ -82,7 +82,7 @@ def test_upload_too_large_for_the_budget_is_refused(page, tiny_budget) -> None:
     assert not at.exception
     message = shown(at.error[0].value)  # escaped markdown: read it as displayed
     assert "too large for this dashboard" in message
-    assert state.MEMORY_ENV in message and "nexus chunk" in message
+    assert cache.MEMORY_ENV in message and "nexus chunk" in message
     assert at.session_state["repo"] is before  # the current repository is kept
     assert tiny_budget.used <= tiny_budget.budget
     kept = tiny_budget.oldest_first()
@@ -94,7 +94,7 @@ def test_upload_too_large_for_the_budget_is_refused(page, tiny_budget) -> None:
 
 
 def test_bad_budget_setting_is_a_message(page, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(state.MEMORY_ENV, "lots")
+    monkeypatch.setenv(cache.MEMORY_ENV, "lots")
     at = page("home").run()
     assert not at.exception
-    assert state.MEMORY_ENV in at.error[0].value
+    assert cache.MEMORY_ENV in at.error[0].value

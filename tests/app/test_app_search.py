@@ -12,7 +12,7 @@ from ui_helpers import shown
 
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.runtime.builds import BuildManager
-from nexus.ui import state
+from nexus.ui import cache, indexing, repos
 from nexus.ui.fake_embedder import HashingEmbedder
 
 TARGET = "src/services/imageService.js:moveObject:555"
@@ -67,7 +67,7 @@ def test_missing_model_is_a_message(page, monkeypatch: pytest.MonkeyPatch) -> No
     def missing():
         raise ModelUnavailableError("the default embedding model is not installed")
 
-    monkeypatch.setattr(state, "EMBEDDER_FACTORY", missing)
+    monkeypatch.setattr(indexing, "EMBEDDER_FACTORY", missing)
     for name in ("search", "evaluate"):
         at = page(name).run()
         assert not at.exception
@@ -79,13 +79,13 @@ def test_keyword_weight_changes_the_scores_without_rebuilding(page) -> None:
     at.text_input(key="query").input("copy object delete original").run()
     at.slider(key="lexical_pct").set_value(0).run()
     dense = [m.value for m in at.markdown if m.value.startswith("**1.**")]
-    built = state.BUILDS.builds()
+    built = indexing.BUILDS.builds()
     assert len(built) == 2
     at.slider(key="lexical_pct").set_value(50).run()
     assert not at.exception
     hybrid = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     assert hybrid != dense  # scores now hold half the best keyword score on top
-    assert state.BUILDS.builds() == built  # no rebuild
+    assert indexing.BUILDS.builds() == built  # no rebuild
     assert at.query_params["lw"] in ("50", ["50"])
 
 
@@ -94,8 +94,8 @@ def test_saved_indexes_are_opened_not_rebuilt(page, monkeypatch: pytest.MonkeyPa
     assert not first.exception
     assert "opened the saved" not in " ".join(c.value for c in first.caption)
     # As after a server restart: nothing held in memory, no build known.
-    state.memory().clear()
-    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
+    cache.memory().clear()
+    monkeypatch.setattr(indexing, "BUILDS", BuildManager(wait_s=60, memory=cache.memory))
     again = page("search").run()
     captions = " ".join(shown(c.value) for c in again.caption)
     assert "AST index: opened the saved index" in captions
@@ -111,9 +111,9 @@ def test_a_saved_index_answers_by_keywords_while_the_model_loads(
     page, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert not page("search").run().exception  # builds and saves both indexes
-    state.memory().clear()  # a fresh server, whose model is still loading
-    monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
-    monkeypatch.setattr(state, "model_loading", lambda words_view=True: True)
+    cache.memory().clear()  # a fresh server, whose model is still loading
+    monkeypatch.setattr(indexing, "BUILDS", BuildManager(wait_s=60, memory=cache.memory))
+    monkeypatch.setattr(indexing, "model_loading", lambda words_view=True: True)
     at = page("search")
     at.query_params.update({"repo": "sample:express-images", "q": "copy object delete original"})
     at.run()
@@ -121,7 +121,7 @@ def test_a_saved_index_answers_by_keywords_while_the_model_loads(
     assert sum("Loading the embedding model" in shown(i.value) for i in at.info) == 2
     hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     assert len(hits) == 2 and not at.get("plotly_chart")  # keyword hits, no dense chart yet
-    monkeypatch.setattr(state, "model_loading", lambda words_view=True: False)
+    monkeypatch.setattr(indexing, "model_loading", lambda words_view=True: False)
     at.run()
     assert len(at.get("plotly_chart")) == 2  # the embedding answer once it is loaded
 
@@ -130,13 +130,13 @@ def test_a_changed_file_is_not_answered_from_the_saved_index(
     page, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     repo = tmp_path / "repo"
-    shutil.copytree(state.SAMPLES_DIR / "ts-payments", repo)
+    shutil.copytree(repos.SAMPLES_DIR / "ts-payments", repo)
     monkeypatch.setenv("NEXUS_ALLOWED_ROOTS", str(tmp_path))
     link = {"repo": f"path:{repo}", "q": "refund a payment"}
 
     def fresh_server_captions() -> str:
-        state.memory().clear()  # a fresh server: only the saved indexes are left
-        monkeypatch.setattr(state, "BUILDS", BuildManager(wait_s=60, memory=state.memory))
+        cache.memory().clear()  # a fresh server: only the saved indexes are left
+        monkeypatch.setattr(indexing, "BUILDS", BuildManager(wait_s=60, memory=cache.memory))
         at = page("search")
         at.query_params.update(link)
         at.run()
@@ -155,8 +155,8 @@ def test_a_changed_file_is_not_answered_from_the_saved_index(
 def gated(monkeypatch: pytest.MonkeyPatch) -> GatedEmbedder:
     """Builds that go on only when the test lets a batch through (8 chunks a batch)."""
     embedder = GatedEmbedder()
-    monkeypatch.setattr(state, "EMBEDDER_FACTORY", lambda: embedder)
-    monkeypatch.setattr(state, "BUILDS", BuildManager(batch=8, memory=state.memory))
+    monkeypatch.setattr(indexing, "EMBEDDER_FACTORY", lambda: embedder)
+    monkeypatch.setattr(indexing, "BUILDS", BuildManager(batch=8, memory=cache.memory))
     return embedder
 
 
@@ -171,13 +171,13 @@ def finish(build, embedder: GatedEmbedder) -> None:
 def test_a_slider_move_during_a_build_does_not_restart_it(page, gated) -> None:
     at = page("search").run()
     assert not at.exception
-    (build,) = state.BUILDS.builds()
+    (build,) = indexing.BUILDS.builds()
     gated.step()
     gated.step()
     at.slider(key="lexical_pct").set_value(50).run()
     at.slider(key="k").set_value(3).run()
     assert not at.exception
-    assert state.BUILDS.builds() == [build]  # the same build, going on
+    assert indexing.BUILDS.builds() == [build]  # the same build, going on
     finish(build, gated)
     assert build.progress().phase == "done"
     texts = {c.embedding_text for c in build.chunks}
@@ -186,7 +186,7 @@ def test_a_slider_move_during_a_build_does_not_restart_it(page, gated) -> None:
 
 def test_search_answers_partially_while_the_build_runs(page, gated) -> None:
     at = page("search").run()
-    (build,) = state.BUILDS.builds()
+    (build,) = indexing.BUILDS.builds()
     gated.step()
     assert gated.waiting.acquire(timeout=30)  # one batch in, the second one held
     at.text_input(key="query").input("copy object delete original").run()
@@ -205,7 +205,7 @@ def test_search_answers_partially_while_the_build_runs(page, gated) -> None:
     at.run()
     assert at.button(key="resume_ast")
     at.button(key="resume_ast").click().run()
-    resumed = state.BUILDS.builds()[0]
+    resumed = indexing.BUILDS.builds()[0]
     assert resumed is not build
     finish(resumed, gated)
     assert len(gated.embedded) == len(set(gated.embedded))  # the resume embedded none twice
@@ -225,16 +225,16 @@ def test_chart_hover_names_file_symbol_and_lines_and_no_emoji_marks(page) -> Non
 
 def test_a_settings_change_and_back_during_a_build_goes_on_with_the_same_build(page, gated) -> None:
     at = page("search").run()
-    (build,) = state.BUILDS.builds()
+    (build,) = indexing.BUILDS.builds()
     gated.step()
     gated.step()
     at.slider(key="max_tokens").set_value(256).run()  # other settings: their own build
     assert not at.exception
-    other = [b for b in state.BUILDS.builds() if b is not build]
+    other = [b for b in indexing.BUILDS.builds() if b is not build]
     assert len(other) == 1
     at.slider(key="max_tokens").set_value(512).run()  # back: the first build, going on
     assert not at.exception
-    assert state.BUILDS.builds()[0] is build and build.progress().done >= 8
+    assert indexing.BUILDS.builds()[0] is build and build.progress().done >= 8
     assert "started by this session" in shown(at.get("progress")[0].proto.text)
     other[0].cancel()
     finish(build, gated)
@@ -263,8 +263,8 @@ class LoadingEmbedder(HashingEmbedder):
 
 def test_the_model_load_is_announced_and_keywords_answer_meanwhile(page, monkeypatch) -> None:
     embedder = LoadingEmbedder()
-    monkeypatch.setattr(state, "EMBEDDER_FACTORY", lambda: embedder)
-    monkeypatch.setattr(state, "BUILDS", BuildManager(memory=state.memory))
+    monkeypatch.setattr(indexing, "EMBEDDER_FACTORY", lambda: embedder)
+    monkeypatch.setattr(indexing, "BUILDS", BuildManager(memory=cache.memory))
     at = page("search").run()
     at.text_input(key="query").input("copy object delete original").run()
     assert not at.exception
@@ -275,25 +275,25 @@ def test_the_model_load_is_announced_and_keywords_answer_meanwhile(page, monkeyp
     assert any("Keyword (BM25)" in m.value for m in at.markdown)
     assert not any("chunks embedded so far" in m.value for m in at.markdown)
     embedder.loaded.set()
-    (build,) = state.BUILDS.builds()
+    (build,) = indexing.BUILDS.builds()
     build.join(30)
     assert build.progress().phase == "done"
 
 
 def test_evaluate_waits_for_the_shared_builds_and_reuses_them(page, gated) -> None:
     search = page("search").run()
-    (ast_build,) = state.BUILDS.builds()
+    (ast_build,) = indexing.BUILDS.builds()
     evaluate = page("evaluate").run()
     assert not evaluate.exception
     assert any("once both indexes are built" in i.value for i in evaluate.info)
     assert "AST index" in shown(evaluate.get("progress")[0].proto.text)
-    assert state.BUILDS.builds() == [ast_build]  # Search's build, not a second one
+    assert indexing.BUILDS.builds() == [ast_build]  # Search's build, not a second one
     finish(ast_build, gated)
     search.run()  # the line-based build starts once the AST one is done
-    lines_build = next(b for b in state.BUILDS.builds() if b is not ast_build)
+    lines_build = next(b for b in indexing.BUILDS.builds() if b is not ast_build)
     finish(lines_build, gated)
     evaluate.run()
     assert not evaluate.exception
     assert evaluate.dataframe  # the metrics table
-    assert len(state.BUILDS.builds()) == 2
+    assert len(indexing.BUILDS.builds()) == 2
     assert len(gated.embedded) == len(set(gated.embedded))

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from ui_helpers import metric
 
-from nexus.ui import state, views
+from nexus.ui import cache, views, widgets
 
 #: Pages in the order a user opens them; each session visits them all.
 VISITS = (
@@ -25,9 +25,9 @@ VISITS = (
 @pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """An empty shared cache, and a count of the views built, by kind."""
-    state.memory().clear()
+    cache.memory().clear()
     counts: Counter[str] = Counter()
-    shared = state.shared
+    shared = cache.shared
 
     def counting(kind, key, build):
         def counted():
@@ -36,7 +36,7 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
         return shared(kind, key, counted)
 
-    monkeypatch.setattr(state, "shared", counting)
+    monkeypatch.setattr(cache, "shared", counting)
     return counts
 
 
@@ -59,7 +59,7 @@ def visit_every_page(page, **settings) -> tuple[str, list[dict]]:
 def test_a_second_session_with_the_same_settings_builds_nothing(page, builds) -> None:
     visit_every_page(page)
     first = dict(builds)
-    misses = state.memory().stats().misses
+    misses = cache.memory().stats().misses
     assert {"report", "category_chart", "token_histogram", "chunk_table", "wordpieces"} <= set(
         first
     )
@@ -70,7 +70,7 @@ def test_a_second_session_with_the_same_settings_builds_nothing(page, builds) ->
 
     visit_every_page(page)
     assert dict(builds) == first, "the second session built views again"
-    assert state.memory().stats().misses == misses, "parsed, chunked or indexed again"
+    assert cache.memory().stats().misses == misses, "parsed, chunked or indexed again"
 
 
 def test_other_settings_get_their_own_views(page, builds) -> None:
@@ -85,7 +85,7 @@ def test_other_settings_get_their_own_views(page, builds) -> None:
     lines = [
         [shape["x0"] for shape in charts[0]["layout"]["shapes"]] for _, charts in (default, other)
     ]
-    assert lines == [[state.DEFAULTS["max_tokens"], state.DEFAULTS["min_tokens"]], [256, 0]]
+    assert lines == [[widgets.DEFAULTS["max_tokens"], widgets.DEFAULTS["min_tokens"]], [256, 0]]
 
 
 def test_a_view_is_sized_within_the_budget() -> None:

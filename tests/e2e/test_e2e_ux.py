@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from browser_helpers import screenshot, wait_builds, wait_idle
 
-from nexus.ui.state import SAMPLES_DIR as SAMPLES
+from nexus.ui.repos import SAMPLES_DIR as SAMPLES
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,116 @@
+"""Shared links: the repository, settings and file selection in the URL, and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from nexus.chunking.profiles import PROFILE_NAMES
+from nexus.ingest.selection import parse_languages
+from nexus.types import CHUNKABLE_LANGUAGES
+from nexus.ui import repos, widgets
+
+#: URL parameter -> (session key, kind); ints are checked against the sidebar's ranges.
+URL_KEYS: dict[str, tuple[str, Any]] = {
+    "max_tokens": ("max_tokens", widgets.slider_range("max_tokens")),
+    "min_tokens": ("min_tokens", widgets.slider_range("min_tokens")),
+    "line_window": ("line_window", widgets.slider_range("line_window")),
+    "lw": ("lexical_pct", widgets.slider_range("lexical_pct")),
+    "k": ("k", widgets.slider_range("k")),
+    "profile": ("profile", PROFILE_NAMES),
+    "file": ("file", None),
+    "q": ("query", None),
+    "target": ("target", None),
+}
+
+
+def apply_url_params() -> list[str]:
+    """Once per session, copy a shared link's parameters into the session; returns problems."""
+    if st.session_state.get("_url_applied"):
+        return []
+    st.session_state["_url_applied"] = True
+    params = st.query_params
+    problems = []
+    repo = params.get("repo")
+    if repo:
+        kind, _, value = repo.partition(":")
+        if kind == "upload" and value:
+            # An upload cannot travel in a link: say so (and keep saying it in the
+            # sidebar) rather than silently showing another repository.
+            st.session_state["_link_upload"] = repo
+            problems.append(
+                f"it was made on an uploaded repository ({value}); upload the same zip "
+                "on the Repository page to see what its author saw"
+            )
+        elif kind not in ("sample", "path") or not value:
+            problems.append(f"repo={repo!r} is not sample:NAME, path:PATH or upload:NAME")
+        else:
+            try:
+                if repos.RepoChoice(kind, value) != st.session_state.get("repo_choice"):
+                    repos.load_repo(repos.RepoChoice(kind, value))
+                # The home page's widgets name the same repository as the link.
+                st.session_state["source"] = (
+                    widgets.SOURCES[0] if kind == "sample" else widgets.SOURCES[2]
+                )
+                st.session_state["sample" if kind == "sample" else "local_path"] = value
+            except (ValueError, OSError) as exc:  # IngestError is a ValueError
+                problems.append(f"could not open {repo!r}: {exc}")
+    if any(params.get(name) is not None for name in ("with", "include", "exclude", "languages")):
+        problems += _selection_from_link(params)
+    for name, (key, allowed) in URL_KEYS.items():
+        raw = params.get(name)
+        if raw is None:
+            continue
+        value: Any = raw
+        if isinstance(allowed, range):
+            try:
+                value = int(raw)
+            except ValueError:
+                value = None
+        if allowed is not None and value not in allowed:
+            problems.append(f"ignored {name}={raw!r}")
+            continue
+        st.session_state[key] = value
+    return problems
+
+
+def _selection_from_link(params: Any) -> list[str]:
+    """``with=tests,vendored``, ``include=src/**``, ``exclude=a,b``,
+    ``languages=python,go``: the file selection."""
+    ss = st.session_state
+    problems = []
+    languages = parse_languages(params.get("languages") or "")
+    for name in languages:
+        if name not in CHUNKABLE_LANGUAGES:
+            problems.append(
+                f"ignored languages={name!r} (one of {', '.join(widgets.LANGUAGE_NAMES)})"
+            )
+    ss[widgets.LANGUAGES_KEY] = [name for name in languages if name in CHUNKABLE_LANGUAGES]
+    switched = repos.globs(params.get("with") or "")
+    for name in switched:
+        if name not in widgets.SWITCH_KEYS:
+            problems.append(f"ignored with={name!r} (one of {', '.join(widgets.SWITCH_KEYS)})")
+    for name, key in widgets.SWITCH_KEYS.items():
+        ss[key] = name in switched
+    for name, key in widgets.GLOB_KEYS.items():
+        ss[key] = "\n".join(repos.globs(params.get(name) or ""))
+    repos.apply_selection()
+    if ss.get("selection_error"):
+        problems.append(f"ignored the file globs: {ss['selection_error']}")
+    return problems
+
+
+def write_url_params(values: dict[str, object]) -> None:
+    """Put the current repository, settings, file selection and ``values`` in the URL
+    (empty ones dropped)."""
+    ss = st.session_state
+    selection = repos.current_selection()
+    params: dict[str, object] = {"repo": repos.current_choice().url_value}
+    params.update({name: ss.get(key) for name, (key, _) in URL_KEYS.items()})
+    params["with"] = ",".join(name for name in widgets.SWITCH_KEYS if getattr(selection, name))
+    params["include"] = ",".join(selection.include)
+    params["exclude"] = ",".join(selection.exclude)
+    params["languages"] = ",".join(selection.languages)
+    params.update(values)
+    st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})

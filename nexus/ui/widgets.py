@@ -1,0 +1,46 @@
+"""The dashboard's widget keys, defaults and slider ranges, read by the pages, the
+sidebar and the links alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nexus.config import ChunkConfig
+from nexus.ingest.selection import SWITCHES
+from nexus.types import CHUNKABLE_LANGUAGES
+
+DEFAULTS: dict[str, Any] = {
+    "max_tokens": ChunkConfig().max_tokens,
+    "min_tokens": ChunkConfig().min_tokens,
+    "profile": ChunkConfig().profile,
+    "line_window": ChunkConfig().line_window,
+    "lexical_pct": round(ChunkConfig().lexical_weight * 100),
+}
+#: Widget keys of the file selection on the home page; they travel in links and Export.
+SWITCH_KEYS = {name: f"files_{name}" for name in SWITCHES}
+GLOB_KEYS = {"include": "files_include", "exclude": "files_exclude"}
+LANGUAGES_KEY = "files_languages"  # a multiselect; empty = every language
+LANGUAGE_NAMES = sorted(CHUNKABLE_LANGUAGES)
+#: Widget keys whose values survive a page switch.
+KEPT_KEYS = (
+    *DEFAULTS,
+    *SWITCH_KEYS.values(),
+    *GLOB_KEYS.values(),
+    LANGUAGES_KEY,
+    *("preset", "source", "sample", "local_path", "file", "query", "k", "target"),
+)
+SOURCES = ("Sample repository", "Upload a zip", "Local path")
+#: Each slider's (min, max, step): the sidebar and the links read the same ranges.
+SLIDERS: dict[str, tuple[int, int, int]] = {
+    "max_tokens": (64, 2048, 16),
+    "min_tokens": (0, 256, 8),
+    "line_window": (10, 200, 5),
+    "lexical_pct": (0, 100, 5),
+    "k": (1, 20, 1),
+}
+
+
+def slider_range(key: str) -> range:
+    """Every value the slider ``key`` can take."""
+    low, high, step = SLIDERS[key]
+    return range(low, high + 1, step)
