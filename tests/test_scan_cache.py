@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus.ingest import scan_cache, sources
+from nexus.ingest import repository, scan_cache
 from nexus.ingest.sources import IngestSettings, open_repository
 from nexus.retrieval.store import files_digest
 
@@ -29,13 +29,13 @@ def folder(tmp_path: Path) -> Path:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the files the scan reads from now on."""
     seen: list[str] = []
-    read_path = sources._read_path
+    read_path = repository.read_path
 
     def counting(path: Path, cap: int) -> bytes:
         seen.append(path.name)
         return read_path(path, cap)
 
-    monkeypatch.setattr(sources, "_read_path", counting)
+    monkeypatch.setattr(repository, "read_path", counting)
     return seen
 
 

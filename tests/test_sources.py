@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexus.ingest import sources
+from nexus.ingest import repository, zips
 from nexus.ingest.sources import (
     DEFAULT_IGNORES,
     IngestError,
@@ -101,7 +101,7 @@ def test_decode_source_never_fails_and_keeps_offsets_safe(raw: bytes) -> None:
 @given(st.text(alphabet="ab./\\:C\x00", max_size=12))
 def test_zip_entry_paths_are_either_rejected_or_inside(name: str) -> None:
     try:
-        path = sources._safe_entry_path(name)
+        path = zips._safe_entry_path(name)
     except IngestError as err:
         assert "zip slip" in str(err)
     else:
@@ -168,13 +168,13 @@ def test_binary_and_too_large_files_are_listed_but_not_kept(
 ) -> None:
     write_tree(tmp_path, {"bin.js": b"ab\x00cd", "huge.js": b"x" * 10_000_000})
     caps: dict[str, int] = {}
-    real_read = sources._read_path
+    real_read = repository.read_path
 
     def spy(path: Path, cap: int) -> bytes:
         caps[path.name] = cap
         return real_read(path, cap)
 
-    monkeypatch.setattr(sources, "_read_path", spy)
+    monkeypatch.setattr(repository, "read_path", spy)
     repo = open_repository(tmp_path)
     files = by_path(repo)
     assert files["bin.js"].category is Category.BINARY
@@ -602,7 +602,7 @@ def test_zip_declared_size_lie_is_caught_when_reading() -> None:
 def test_zip_reads_are_capped_by_the_actual_byte_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     # Even if the declared sizes passed every check, actual bytes read are counted.
     data = make_zip({"a.js": b"x" * 800, "b.js": b"y" * 800}, method=zipfile.ZIP_STORED)
-    monkeypatch.setattr(sources, "_check_zip", _trusting_check)
+    monkeypatch.setattr(zips, "_check_zip", _trusting_check)
     with pytest.raises(IngestError, match="beyond what it declared"):
         open_repository(data, settings=IngestSettings(max_zip_total_bytes=1000))
 
