@@ -197,10 +197,10 @@ def test_eval_names_each_bad_query_record_by_line_and_position(capsys, tmp_path)
 
 
 def test_eval_reports_targets_outside_the_repository(capsys, monkeypatch, tmp_path):
-    from nexus import cli
+    from nexus.cli import indexes
     from nexus.ui.fake_embedder import HashingEmbedder
 
-    monkeypatch.setattr(cli, "_embedder", lambda args, config: HashingEmbedder())
+    monkeypatch.setattr(indexes, "cached_embedder", lambda args, config: HashingEmbedder())
     lines = (EVAL_REPO / "queries.jsonl").read_text().splitlines()[:3]
     for number, file in enumerate(["src/nope.js", "../../etc/passwd"]):
         record = json.loads(lines[0])
@@ -242,7 +242,8 @@ def test_a_bad_zip_is_a_message(capsys, tmp_path):
 
 
 def test_preset_sets_the_budget_and_flags_override_it(capsys):
-    from nexus.cli import build_parser, config_from_args
+    from nexus.cli import build_parser
+    from nexus.cli.common import config_from_args
 
     args = build_parser().parse_args(["chunk", "x", "--preset", "model-window"])
     assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (144, 32)
@@ -274,8 +275,8 @@ class CountingEmbedder:
 
 @pytest.mark.parametrize("verb", ["search", "eval"])
 def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, tmp_path, verb):
-    from nexus import cli
     from nexus.chunking.pipeline import chunk_repository
+    from nexus.cli import indexes
     from nexus.config import ChunkConfig
     from nexus.evaluation.metrics import load_queries
     from nexus.ingest.sources import open_repository
@@ -291,7 +292,7 @@ def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, tmp_
         (["--strategy", "both"], ["line-based", "AST"], sizes["ast"] + sizes["lines"]),
     ]:
         embedder = CountingEmbedder()
-        monkeypatch.setattr(cli, "_embedder", lambda args, config, e=embedder: e)
+        monkeypatch.setattr(indexes, "cached_embedder", lambda args, config, e=embedder: e)
         cache = str(tmp_path / "-".join(["cache", *flag]))  # no saved index to reuse
         code, out, _ = run(capsys, verb, str(EVAL_REPO), *extra, *flag, "--cache", cache)
         assert code == 0
@@ -302,7 +303,8 @@ def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, tmp_
 
 
 def test_no_words_view_flag_turns_the_dual_view_off():
-    from nexus.cli import build_parser, config_from_args
+    from nexus.cli import build_parser
+    from nexus.cli.common import config_from_args
 
     assert config_from_args(build_parser().parse_args(["index", "x"])).words_view
     args = build_parser().parse_args(["search", "x", "q", "--no-words-view"])

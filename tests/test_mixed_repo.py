@@ -45,10 +45,10 @@ def test_chunk_exports_every_language_with_its_own_symbols(capsys, tmp_path):
 
 
 def test_eval_searches_both_languages_in_one_index(capsys, monkeypatch):
-    from nexus import cli
+    from nexus.cli import indexes
     from nexus.ui.fake_embedder import HashingEmbedder
 
-    monkeypatch.setattr(cli, "_embedder", lambda args, config: HashingEmbedder())
+    monkeypatch.setattr(indexes, "cached_embedder", lambda args, config: HashingEmbedder())
     code, out = run(capsys, "eval", str(MIXED), "--queries", str(MIXED / "queries.jsonl"))
     assert code == 0
     assert "R@1" in out and "AST" in out

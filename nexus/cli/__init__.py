@@ -1,0 +1,125 @@
+"""The ``nexus`` command line: one verb per job, tables for people, JSON for machines.
+
+Heavy libraries (torch, sentence-transformers) are imported only by the verbs
+that embed. Each verb is a module here (``scan``, ``functions`` and ``profiles``
+in ``listing``); ``common`` holds the options and helpers they share; this module
+assembles the parser and runs a verb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from nexus.cli.cache import cmd_cache
+from nexus.cli.chunk import cmd_chunk
+from nexus.cli.common import (
+    add_cache_options,
+    add_chunk_options,
+    add_embedding_options,
+    add_engine_options,
+    add_file_options,
+    add_search_options,
+)
+from nexus.cli.evaluate import cmd_eval
+from nexus.cli.indexes import cmd_index
+from nexus.cli.listing import cmd_functions, cmd_profiles, cmd_scan
+from nexus.cli.search import cmd_search
+from nexus.ingest.sources import IngestError
+from nexus.retrieval.embedding import EmbeddingCancelled, ModelUnavailableError
+from nexus.retrieval.embedding_cache import CacheError
+from nexus.runtime.ray_engine import RayUnavailableError, require_ray
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nexus", description=__doc__.splitlines()[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    scan = verbs.add_parser("scan", help="classify every file of a repository or zip")
+    scan.add_argument("target", help="repository directory or .zip file")
+    scan.add_argument("--json", action="store_true", help="machine-readable output")
+    scan.add_argument("--config", help="settings file whose [files] table selects files")
+    add_file_options(scan)
+    scan.set_defaults(run=cmd_scan)
+
+    functions = verbs.add_parser("functions", help="list the units of one file, vs the regex")
+    functions.add_argument("file")
+    functions.add_argument("--json", action="store_true")
+    functions.set_defaults(run=cmd_functions)
+
+    chunk = verbs.add_parser("chunk", help="chunk a repository; table or JSONL export")
+    chunk.add_argument("target", help="repository directory or .zip file")
+    add_chunk_options(chunk)
+    chunk.add_argument("--format", choices=["table", "jsonl"], default="table")
+    chunk.add_argument("--output", "-o", help="write here instead of stdout (ray: a folder)")
+    add_engine_options(chunk)
+    chunk.set_defaults(run=cmd_chunk)
+
+    index = verbs.add_parser("index", help="chunk, embed and save a vector index")
+    index.add_argument("target")
+    add_chunk_options(index)
+    index.add_argument(
+        "--out", help="index folder (default: CACHE/indexes/REPO-STRATEGY-KEY, found by search)"
+    )
+    index.add_argument("--rebuild", action="store_true", help="build even if a saved one matches")
+    add_engine_options(index)
+    add_embedding_options(index)
+    index.set_defaults(run=cmd_index)
+
+    search = verbs.add_parser("search", help="query line-based and AST chunks side by side")
+    search.add_argument("target")
+    search.add_argument("query")
+    add_chunk_options(search, both=True)
+    search.add_argument("-k", type=int, default=10)
+    search.add_argument("--json", action="store_true")
+    add_search_options(search)
+    search.set_defaults(run=cmd_search)
+
+    evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
+    evaluate.add_argument("target")
+    evaluate.add_argument("--queries", required=True, help="query JSONL (shared/eval format)")
+    add_chunk_options(evaluate, both=True)
+    evaluate.add_argument("-k", type=int, default=10)
+    evaluate.add_argument("--json", help="folder to write the two reports to")
+    evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
+    evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
+    evaluate.add_argument("--sweep-min", default="0,16,32,64")
+    add_search_options(evaluate)
+    evaluate.set_defaults(run=cmd_eval)
+
+    cache = verbs.add_parser("cache", help="show, clear or prune the embedding cache")
+    cache.add_argument("action", nargs="?", choices=["show", "clear", "prune"], default="show")
+    add_cache_options(cache)
+    cache.add_argument("--model", help="clear: only the vectors of this embedder name")
+    cache.add_argument("--max-mb", type=float, help="prune: down to this many MB (default: budget)")
+    cache.add_argument("--json", action="store_true", help="show: machine-readable output")
+    cache.set_defaults(run=cmd_cache)
+
+    profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")
+    profiles.add_argument("--toml", action="store_true", help="print them as an editable file")
+    profiles.set_defaults(run=cmd_profiles)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if getattr(args, "engine", "local") == "ray":
+            require_ray()  # before anything imports usearch (see require_ray)
+        return args.run(args)
+    except BrokenPipeError:  # output piped into `head`
+        return 0
+    except (
+        IngestError,
+        ValueError,
+        OSError,
+        ModelUnavailableError,
+        CacheError,
+        RayUnavailableError,
+    ) as exc:  # a message, no traceback
+        print(f"nexus: error: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, EmbeddingCancelled):
+        print("nexus: interrupted; embeddings done so far are cached", file=sys.stderr)
+        return 130

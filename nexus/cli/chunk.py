@@ -1,0 +1,54 @@
+"""``nexus chunk``: a repository's chunks as a table or JSONL (or a Ray Data run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from nexus.cli.common import chunk_stream, config_from_args, custom_profiles_from_args, open_target
+from nexus.config import ChunkConfig
+
+
+def cmd_chunk(args: argparse.Namespace) -> int:
+    from nexus.evaluation.report import chunks_table
+    from nexus.runtime.stream import collect_chunks
+
+    config = config_from_args(args)
+    repo = open_target(args)
+    if args.engine == "ray":
+        return _chunk_with_ray(args, config, repo)
+    results = chunk_stream(args, repo, config, custom_profiles_from_args(args))
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        if args.format == "jsonl":  # written file by file: nothing is kept
+            for result in results:
+                out.write(
+                    "".join(
+                        json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in result.chunks
+                    )
+                )
+        else:
+            out.write(chunks_table(collect_chunks(results)[0], config.max_tokens) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _chunk_with_ray(args: argparse.Namespace, config: ChunkConfig, repo) -> int:
+    from nexus.runtime import ray_engine
+
+    if not args.output:
+        raise ValueError(
+            "--engine ray writes a folder (JSONL, Parquet shards, manifest): add -o DIR"
+        )
+    ray_engine.connect(args.address, args.ray_cpus)
+    run = ray_engine.run(repo, config, args.output, custom_profiles=custom_profiles_from_args(args))
+    print(
+        f"chunked {run.files} files of {repo.name} into {len(run.chunks)} chunks with Ray in "
+        f"{run.seconds:.1f} s: {Path(args.output) / 'chunks.jsonl'}, {len(run.shards)} Parquet "
+        f"shards, manifest {run.manifest}"
+    )
+    return 0

@@ -1,0 +1,80 @@
+"""``nexus eval``: a query set against line-based and AST chunks, or a sweep."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from nexus.cli import indexes as index_verb
+from nexus.cli.common import STRATEGY_LABELS, config_from_args, open_target, strategies
+from nexus.cli.indexes import saved_indexes
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from nexus.evaluation.experiments import best, describe, sweep
+    from nexus.evaluation.metrics import (
+        compare,
+        comparison_table,
+        evaluate,
+        load_queries,
+        metrics_table,
+        render_text,
+        save_report,
+        unreachable_summary,
+        unreachable_table,
+        unreachable_targets,
+    )
+
+    config = config_from_args(args)
+    queries = load_queries(args.queries)
+    repo = open_target(args)
+    if unreachable := unreachable_targets(queries, repo.files):
+        print(unreachable_summary(unreachable, len(queries)))
+        print(render_text(unreachable_table(unreachable)))
+    if args.sweep:
+        from nexus.chunking.pipeline import analyze_files
+
+        embedder = index_verb.cached_embedder(args, config)
+        analyses = analyze_files(repo.source_files(), config.encoding)
+        grid_max = [int(x) for x in args.sweep_max.split(",")]
+        grid_min = [int(x) for x in args.sweep_min.split(",")]
+        results = sweep(analyses, repo.name, config, queries, embedder, grid_max, grid_min)
+        rows = [
+            [
+                describe(r.config),
+                str(r.chunks),
+                f"{r.metric('MRR@10'):.3f}",
+                f"{r.metric('R@5'):.3f}",
+                f"{r.metric('lines@5'):.1f}",
+                str(r.over_window),
+            ]
+            for r in results
+        ]
+        print(render_text((["config", "chunks", "MRR@10", "R@5", "lines@5", "> window"], rows)))
+        print(f"best: {describe(best(results).config)}")
+        return 0
+    embedder, opened = saved_indexes(args, config, strategies(args), repo)
+    indexes = [one.index for one in opened]
+    if len(indexes) == 2:
+        comparison = compare(
+            queries, *indexes, embedder, k=args.k, lexical_weight=config.lexical_weight
+        )
+        reports = [comparison.baseline, comparison.candidate]
+    else:
+        label = STRATEGY_LABELS[strategies(args)[0]]
+        weight = config.lexical_weight
+        reports = [
+            evaluate(queries, indexes[0], embedder, args.k, label=label, lexical_weight=weight)
+        ]
+    print(render_text(metrics_table(*reports)))
+    if len(indexes) == 2:
+        print()
+        print(render_text(comparison_table(comparison)))
+    if args.json:
+        out = Path(args.json)
+        out.mkdir(parents=True, exist_ok=True)
+        names = [f"{strategy}.json" for strategy in strategies(args)]
+        for report, name in zip(reports, names, strict=True):
+            save_report(report, out / name)
+        print(f"\nreports written to {out}: {', '.join(names)}")
+    return 0
