@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nexus.chunking.extract import extract_units, regex_functions, unit_at
+from nexus.chunking.extract import extract_units, unit_at
 from nexus.chunking.languages import language_for_path
 from nexus.chunking.pipeline import chunk_analysis
+from nexus.chunking.regex_baseline import regex_functions
 from nexus.config import ChunkConfig
 from tests.helpers import analyze_text
 

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nexus.chunking.extract import regex_functions, unit_at
+from nexus.chunking.extract import unit_at
 from nexus.chunking.languages import LANGUAGES
+from nexus.chunking.regex_baseline import regex_functions
 from nexus.types import CHUNKABLE_LANGUAGES
 from tests.helpers import analyze_text
 from tests.test_chunking_invariants import check_invariants

@@ -16,13 +16,12 @@ import tree_sitter
 
 from nexus.chunking.extract import (
     METHOD_OWNERS,
-    declared_exports,
     definition_below,
     extract_units,
-    imported_names,
     span_kinds,
     unit_at,
 )
+from nexus.chunking.imports import declared_exports, imported_names
 from nexus.chunking.languages import LANGUAGES, contains_jsx, error_ranges, parse
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
 from nexus.chunking.tokens import TokenIndex

@@ -1,21 +1,22 @@
-"""Find every function-like and type-like unit of a file, and its imports.
+"""Find every function-like and type-like unit of a file.
 
 Units are what users ask for ("the function that moves an S3 object"), so the
 chunker uses them for boundaries and metadata, the fragmentation analysis checks
-them for being intact, and ``nexus functions`` lists them. A regex extractor is
-kept beside it as the baseline that shows what line-pattern tools miss.
+them for being intact, and ``nexus functions`` lists them. A file's imports and
+exports are read in ``imports``; the regex baseline that shows what line-pattern
+tools miss is ``regex_baseline``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 
 import tree_sitter
 
+from nexus.chunking.imports import declared_exports
 from nexus.chunking.languages import LANGUAGES, LanguageSpec, unit_nodes
+from nexus.chunking.nodes import first_of_type, node_text
 from nexus.types import Unit
 
 ANONYMOUS = "<anonymous>"
@@ -26,14 +27,9 @@ def span_kinds(spec: LanguageSpec) -> frozenset[str]:
     return spec.unit_kinds | frozenset(spec.wrappers) | frozenset(spec.bindings)
 
 
-def _text(node: tree_sitter.Node | None) -> str:
-    text = node.text if node is not None else None  # .text copies the bytes: ask once
-    return "" if text is None else text.decode("utf-8", errors="replace")
-
-
 def _name(node: tree_sitter.Node, kind: str, spec: LanguageSpec) -> str:
     """A definition's name (``impl<T> Wrapper<T>``: ``Wrapper``); ``kind``: its node kind."""
-    text = _text(node.child_by_field_name(spec.name_fields.get(kind, "name")))
+    text = node_text(node.child_by_field_name(spec.name_fields.get(kind, "name")))
     return text.split("<", 1)[0].strip()
 
 
@@ -80,7 +76,7 @@ def _function_value_name(
         name_field, value_field = binding
         if parent.child_by_field_name(value_field) == node:
             return (
-                _text(parent.child_by_field_name(name_field)),
+                node_text(parent.child_by_field_name(name_field)),
                 kind,
                 _statement_span(parent, spec),
             )
@@ -94,11 +90,11 @@ def _function_value_name(
             and holder.type == "variable_declarator"
             and holder.child_by_field_name("value") == call
         ):
-            name = _text(holder.child_by_field_name("name"))
+            name = node_text(holder.child_by_field_name("name"))
             return name, "wrapped_function", _statement_span(holder, spec)
     if parent.type == "export_statement":  # export default function () {}
         own = node.child_by_field_name("name")
-        return (_text(own) or "default"), kind, parent
+        return (node_text(own) or "default"), kind, parent
     return None
 
 
@@ -159,22 +155,22 @@ def _commonjs_exports(root: tree_sitter.Node) -> frozenset[str]:
         assignment = statement.named_child(0) if statement.type == "expression_statement" else None
         if assignment is None or assignment.type != "assignment_expression":
             continue
-        target = _text(assignment.child_by_field_name("left"))
+        target = node_text(assignment.child_by_field_name("left"))
         value = assignment.child_by_field_name("right")
         if value is None or not (
             target.startswith("exports.") or target.startswith("module.exports")
         ):
             continue
         if value.type == "identifier":
-            names.add(_text(value))
+            names.add(node_text(value))
         elif value.type == "object" and target == "module.exports":
             for prop in value.named_children:
                 if prop.type == "shorthand_property_identifier":
-                    names.add(_text(prop))
+                    names.add(node_text(prop))
                 elif prop.type == "pair":
                     inner = prop.child_by_field_name("value")
                     if inner is not None and inner.type == "identifier":
-                        names.add(_text(inner))
+                        names.add(node_text(inner))
     return frozenset(names)
 
 
@@ -182,9 +178,9 @@ def _object_owner(node: tree_sitter.Node) -> str | None:
     """Name an object literal is bound to (``const api = { ... }`` -> ``api``)."""
     parent = node.parent
     if parent is not None and parent.type == "variable_declarator":
-        return _text(parent.child_by_field_name("name")) or None
+        return node_text(parent.child_by_field_name("name")) or None
     if parent is not None and parent.type == "assignment_expression":
-        return _text(parent.child_by_field_name("left")) or None
+        return node_text(parent.child_by_field_name("left")) or None
     return None
 
 
@@ -212,7 +208,7 @@ def _classify(
         return _name(node, kind_of, spec), unit_kind, _statement_span(node, spec)
     if kind_of in spec.method_kinds:
         name_node = node.child_by_field_name("name")
-        name = _text(name_node)
+        name = node_text(name_node)
         if kind_of in spec.constructor_kinds:
             return name, "constructor", node
         return name, _method_kind(name_node, name, spec), node
@@ -395,228 +391,4 @@ def _receiver_type(receiver: tree_sitter.Node | None) -> str | None:
     plain = None if receiver.has_error else _PLAIN_RECEIVER.fullmatch(receiver.text or b"")
     if plain is not None:
         return plain.group(1).decode()
-    return _text(_first_of_type(receiver, "type_identifier")) or None
-
-
-def declared_exports(tree: tree_sitter.Tree, language: str) -> frozenset[str] | None:
-    """The names a Python module lists in ``__all__ = [...]`` (or a tuple), else None:
-    then every public module-level name is exported."""
-    if LANGUAGES[language].export_rule != "public_name":
-        return None
-    root = tree.root_node
-    if b"__all__" not in (root.text or b"__all__"):  # most modules: no statement to read
-        return None
-    declared = None
-    for statement in root.named_children:
-        assignment = statement.named_child(0) if statement.type == "expression_statement" else None
-        if assignment is None or assignment.type not in ("assignment", "augmented_assignment"):
-            continue
-        if _text(assignment.child_by_field_name("left")) != "__all__":
-            continue
-        value = assignment.child_by_field_name("right")
-        names = [
-            _text(part).strip("\"'")
-            for part in (value.named_children if value is not None else [])
-            if part.type == "string"
-        ]
-        keep = declared if assignment.type == "augmented_assignment" and declared else frozenset()
-        declared = keep | frozenset(names)
-    return declared
-
-
-def imported_names(tree: tree_sitter.Tree, language: str) -> Iterator[bytes]:
-    """The names (UTF-8) bound by top-level imports.
-
-    JS/TS: ``import`` statements and ``require()`` declarations (``import {a as b}``:
-    ``b``; ``const {x} = require(...)``: ``x``). Python: ``import a.b`` binds ``a``,
-    ``import a as b`` and ``from m import a as b`` bind ``b``, ``from m import a``
-    binds ``a``. Go: the package name (alias or last path segment); Java: the class;
-    Rust: the last segment of each ``use`` path or its alias.
-    """
-    spec = LANGUAGES[language]
-    if spec.import_paths:
-        yield from _spec_imports(tree, spec)
-        return
-    for statement in tree.root_node.named_children:
-        kind = statement.type
-        if kind == "import_statement":
-            yield from (node.text or b"" for node in _imported_locals(statement))
-        elif kind in ("lexical_declaration", "variable_declaration"):
-            for declarator in _declarators(statement):
-                value = declarator.child_by_field_name("value")
-                if value is None or value.type != "call_expression":
-                    continue
-                if _text(value.child_by_field_name("function")) != "require":
-                    continue
-                for node in _walk(declarator.child_by_field_name("name")):
-                    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-                        yield node.text or b""
-
-
-def _spec_imports(tree: tree_sitter.Tree, spec: LanguageSpec) -> Iterator[bytes]:
-    """Names bound by top-level imports, read with the spec's import tables."""
-    for statement in tree.root_node.named_children:
-        if statement.type in spec.import_kinds:
-            yield from _statement_imports(statement, spec)
-
-
-def _statement_imports(statement: tree_sitter.Node, spec: LanguageSpec) -> list[bytes]:
-    """The names one import statement binds: its named descendants in pre-order, down
-    to the first alias or path on each branch.
-
-    Walked with a cursor, which gives each node's field name as it goes (a quarter
-    faster than ``children`` lists with ``field_name_for_child``).
-    """
-    names: list[bytes] = []
-    cursor = statement.walk()
-    if not cursor.goto_first_child():
-        return names
-    while True:
-        node = cursor.node
-        descend = node.is_named
-        if descend:
-            kind = node.type
-            alias = spec.import_aliases.get(kind)
-            if kind in spec.import_wildcards or (
-                spec.import_skip and cursor.field_name in spec.import_skip
-            ):
-                descend = False
-            elif alias and (alias_node := node.child_by_field_name(alias)) is not None:
-                name = alias_node.text or b""
-                if name not in (b"_", b"."):  # Go: blank and dot imports bind no name
-                    names.append(name)
-                descend = False
-            elif kind in spec.import_paths:
-                following = node.next_named_sibling if spec.import_wildcards else None
-                if following is None or following.type not in spec.import_wildcards:
-                    names.append(_segment(node.text or b"", spec.import_paths[kind]))
-                descend = False
-        if descend and cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():  # at the statement again: done
-                return names
-
-
-def _segment(path: bytes, which: str) -> bytes:
-    """The ``first`` or ``last`` segment of an import path split at ``.``, ``/``, ``::``
-    (quotes stripped); string methods, three times as fast as ``re.split``."""
-    parts = path.strip(b"\"'`").replace(b"::", b"/").replace(b".", b"/")
-    return parts.split(b"/", 1)[0] if which == "first" else parts.rsplit(b"/", 1)[-1]
-
-
-def _declarators(declaration: tree_sitter.Node) -> list[tree_sitter.Node]:
-    return [child for child in declaration.named_children if child.type == "variable_declarator"]
-
-
-def _imported_locals(statement: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """The identifiers an ``import`` statement binds: default, ``* as ns``, ``{a, b as c}``."""
-    locals_: list[tree_sitter.Node] = []
-    for clause in statement.named_children:
-        if clause.type != "import_clause":
-            continue
-        for part in clause.named_children:
-            if part.type == "identifier":
-                locals_.append(part)
-            elif part.type == "namespace_import" and part.named_children:
-                locals_.append(part.named_children[-1])
-            elif part.type == "named_imports":
-                for specifier in part.named_children:
-                    if specifier.type == "import_specifier":
-                        alias = specifier.child_by_field_name("alias")
-                        locals_.append(alias or specifier.child_by_field_name("name"))
-    return locals_
-
-
-def _first_of_type(node: tree_sitter.Node | None, kind: str) -> tree_sitter.Node | None:
-    """The first node of type ``kind`` at or under ``node`` in pre-order, walked with a
-    cursor (Go's receiver types: a third of the time to classify a method, with a
-    generator over ``_walk``)."""
-    if node is None:
-        return None
-    cursor = node.walk()
-    while cursor.node.type != kind:
-        if cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():  # back at ``node``: nothing found
-                return None
-    return cursor.node
-
-
-def _walk(node: tree_sitter.Node | None):
-    """All descendants of ``node`` (pre-order), iteratively."""
-    if node is None:
-        return
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
-@cache
-def _regex(language: str) -> re.Pattern[str]:
-    return re.compile(LANGUAGES[language].regex, re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class RegexMatch:
-    """A function the regex baseline found: name and 1-based line range."""
-
-    name: str
-    start_line: int
-    end_line: int
-
-
-def regex_functions(text: str, language: str) -> list[RegexMatch]:
-    """The regex baseline: top-of-line function definitions (``LanguageSpec.regex``),
-    closed by brace counting, or for Python by the first line indented no deeper.
-
-    It sees no arrows, methods or assignments in JS, and brace counting is fooled
-    by braces in strings (indentation by a multi-line signature), which is the
-    point of showing it.
-    """
-    matches = []
-    by_indent = LANGUAGES[language].regex_blocks == "indent"
-    lines = text.split("\n") if by_indent else []
-    for match in _regex(language).finditer(text):
-        start_line = text.count("\n", 0, match.start()) + 1
-        if by_indent:
-            end_line = _indented_end(lines, start_line)
-        else:
-            end_line = text.count("\n", 0, _brace_end(text, match.end())) + 1
-        matches.append(RegexMatch(match.group(1), start_line, end_line))
-    return matches
-
-
-def _brace_end(text: str, start: int) -> int:
-    depth = 0
-    opened = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if char == "{":
-            depth += 1
-            opened = True
-        elif char == "}":
-            depth -= 1
-            if opened and depth == 0:
-                return index
-    return len(text)
-
-
-def _indented_end(lines: list[str], start_line: int) -> int:
-    """The last non-blank line before the next one indented no deeper than the
-    ``def`` line (comments aside), 1-based."""
-    header = lines[start_line - 1]
-    indent = len(header) - len(header.lstrip(" \t"))
-    last = start_line
-    for number in range(start_line + 1, len(lines) + 1):
-        line = lines[number - 1]
-        stripped = line.lstrip(" \t")
-        if not stripped.strip():
-            continue
-        if len(line) - len(stripped) <= indent and not stripped.startswith("#"):
-            break
-        last = number
-    return last
+    return node_text(first_of_type(receiver, "type_identifier")) or None

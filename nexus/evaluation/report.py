@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from nexus.chunking.analysis import analyze
-from nexus.chunking.extract import regex_functions
+from nexus.chunking.regex_baseline import regex_functions
 from nexus.config import DEFAULT_ENCODING
 from nexus.ingest.selection import FileSelection
 from nexus.ingest.sources import IngestError, IngestSettings, decode_source, read_file

@@ -8,9 +8,9 @@ import threading
 from collections.abc import Callable, Hashable
 
 from nexus.chunking.analysis import FileAnalysis, analyze
-from nexus.chunking.extract import regex_functions
 from nexus.chunking.fragmentation import UnitFate, unit_fates
 from nexus.chunking.pipeline import chunk_analysis
+from nexus.chunking.regex_baseline import regex_functions
 from nexus.config import DEFAULT_ENCODING, ChunkConfig, dump_config_toml
 from nexus.evaluation.metrics import Target
 from nexus.evaluation.report import function_rows
