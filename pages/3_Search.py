@@ -15,8 +15,8 @@ from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import QueryOutcome, Target, score_query, target_mask
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.retrieval.index import Hit, VectorIndex
-from nexus.runtime import builds
 from nexus.runtime.builds import IndexBuild
+from nexus.runtime.progress import CANCELLED, FAILED
 from nexus.types import Chunk
 from nexus.ui import (
     analyses,
@@ -154,12 +154,12 @@ def show_progress(label: str, build: IndexBuild, key: str) -> None:
         bar.progress(progress.fraction, text=text)
         if button.button("Cancel", key=f"cancel_{key}", help="Stop after the batch in flight."):
             build.cancel()
-    elif progress.phase == builds.CANCELLED:
+    elif progress.phase == CANCELLED:
         st.warning(text)
         if st.button("Resume", key=f"resume_{key}", help="Go on; cached batches are kept."):
             indexing.index_build(repo, config, key, resume=True)
             st.rerun()
-    elif progress.phase == builds.FAILED:
+    elif progress.phase == FAILED:
         st.error(text)
     else:
         st.caption(text)

@@ -20,7 +20,7 @@ from nexus.evaluation.metrics import (
     unreachable_targets,
 )
 from nexus.retrieval.embedding import CachedEmbedder, ModelUnavailableError
-from nexus.runtime import builds
+from nexus.runtime.progress import FAILED
 from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, views
 
 state.page_setup("Evaluate")
@@ -87,7 +87,7 @@ def wait_for_indexes() -> None:
             continue
         progress = build.progress()
         text = f"{label}: {safe.md(progress.summary())} · {indexing.build_origin(build)}"
-        if progress.phase == builds.FAILED:
+        if progress.phase == FAILED:
             st.error(text)
         else:
             st.progress(progress.fraction, text=text)

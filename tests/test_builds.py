@@ -13,7 +13,7 @@ from helpers import GatedEmbedder, make_chunk
 
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache
 from nexus.retrieval.index import VectorIndex
-from nexus.runtime import builds
+from nexus.runtime import builds, progress
 from nexus.runtime.lru import ByteLRU
 from nexus.ui.fake_embedder import HashingEmbedder
 
@@ -111,7 +111,7 @@ def test_a_build_nobody_asks_about_stops_and_a_request_resumes_it(
     now[0] = 61.0  # nobody touched it for a minute
     inner.gate.release()
     build.join(10)
-    assert build.progress().phase == builds.IDLE
+    assert build.progress().phase == progress.IDLE
     assert build.progress().done == 6
 
     again = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache))
@@ -167,31 +167,31 @@ def test_keyword_hits_answer_before_any_vector(cache: EmbeddingCache) -> None:
 
 
 def test_progress_summary_tells_phase_speed_and_time_left() -> None:
-    loading = builds.BuildProgress(builds.LOADING, 0, 500, 0, None)
+    loading = progress.BuildProgress(progress.LOADING, 0, 500, 0, None)
     assert loading.summary().startswith("Loading the embedding model")
-    running = builds.BuildProgress(builds.EMBEDDING, 100, 500, 60, rate=4.0)
+    running = progress.BuildProgress(progress.EMBEDDING, 100, 500, 60, rate=4.0)
     text = running.summary()
     assert "100/500 chunks (20%)" in text and "4.0 chunks/s" in text
     assert "about 2 min left" in text and "40 from the cache" in text
-    assert "left" not in builds.BuildProgress(builds.DONE, 500, 500, 0, 4.0).summary()
+    assert "left" not in progress.BuildProgress(progress.DONE, 500, 500, 0, 4.0).summary()
 
 
 def test_the_chunk_estimate_follows_the_bytes_chunked_not_the_files() -> None:
     # 2 small files of 50,000 bytes in all gave 40 chunks; 500,000 bytes in 100 files
     # are to be chunked: about 400 chunks (per file it would say 2,000).
-    early = builds.BuildProgress(
-        builds.CHUNKING, 0, 40, 0, None, files_done=2, files=100, bytes_done=50_000, bytes=500_000
+    early = progress.BuildProgress(
+        progress.CHUNKING, 0, 40, 0, None, files_done=2, files=100, bytes_done=50_000, bytes=500_000
     )
     assert early.expected_total == 400
     assert "0/about 400 chunks embedded" in early.summary()
 
 
 def test_the_cache_share_is_said_of_the_build_once_it_is_over() -> None:
-    running = builds.BuildProgress(builds.EMBEDDING, 100, 500, 76, rate=4.0).summary()
+    running = progress.BuildProgress(progress.EMBEDDING, 100, 500, 76, rate=4.0).summary()
     assert "76 embedded by the model so far, 24 from the cache" in running
-    done = builds.BuildProgress(builds.DONE, 100, 100, 76, rate=4.0).summary()
+    done = progress.BuildProgress(progress.DONE, 100, 100, 76, rate=4.0).summary()
     assert "the build embedded 76 with the model and took 24 from the cache" in done
-    opened = builds.BuildProgress(builds.OPENED, 100, 100, 0, None).summary()
+    opened = progress.BuildProgress(progress.OPENED, 100, 100, 0, None).summary()
     assert opened == "opened the saved index (100 chunks, nothing embedded)"
 
 

@@ -1,5 +1,8 @@
 """Recursive AST chunking under an exact token budget.
 
+One module past 400 lines on purpose: the four steps below share the ``_Splitter``
+(sizes and cuts) and the piece and group tuples, and read in order as one algorithm.
+
 The algorithm (after cAST, without its recursion and its dropped leaves):
 
 1. **Expand**: walk the top-level nodes; a node whose estimated size is over the

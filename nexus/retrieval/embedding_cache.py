@@ -1,5 +1,8 @@
 """The on-disk embedding cache: compact vectors in SQLite, a size budget, LRU eviction.
 
+One piece: nearly all of it is the ``EmbeddingCache`` class, whose reads, writes,
+eviction and migration share one schema and one connection discipline.
+
 One SQLite file (``vectors.sqlite``) in the cache folder holds every vector, keyed by
 (embedder name, sha256 of the exact text). Why it looks the way it does:
 

@@ -7,7 +7,8 @@ its key; whoever asks for the same key gets the same ``IndexBuild`` and its prog
 The build embeds in batches through a ``CachedEmbedder`` (each batch committed to the
 cache as it is done), so a cancelled, idle-stopped or killed build resumed later embeds
 nothing twice. A build nobody has asked about for ``idle_after`` seconds stops.
-No streamlit here: the pages poll ``IndexBuild.progress()`` and ``IndexBuild.index()``.
+No streamlit here: the pages poll ``IndexBuild.progress()`` (a ``progress.BuildProgress``)
+and ``IndexBuild.index()``.
 
 Memory: given the server's shared ``ByteLRU``, the manager keeps each build's
 estimated bytes (``IndexBuild.nbytes``: chunks, vectors so far, the searchable
@@ -32,6 +33,19 @@ from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.lexical import LexicalIndex
 from nexus.runtime import footprint
 from nexus.runtime.lru import ByteLRU
+from nexus.runtime.progress import (
+    CANCELLED,
+    CHUNKING,
+    DONE,
+    EMBEDDING,
+    FAILED,
+    IDLE,
+    LOADING,
+    OPENED,
+    QUEUED,
+    RUNNING_PHASES,
+    BuildProgress,
+)
 from nexus.types import Chunk
 
 #: Seconds without a ``touch`` after which a build stops (the browser has gone).
@@ -52,107 +66,6 @@ BUILD_THREAD = "nexus-index-build"
 SNAPSHOT_GROWTH = 1.25
 
 _SERIALS = itertools.count(1)
-
-QUEUED, CHUNKING = "queued", "chunking files"
-LOADING, EMBEDDING = "loading the embedding model", "embedding"
-DONE, CANCELLED, IDLE, FAILED = "done", "cancelled", "stopped (nobody waiting)", "failed"
-OPENED = "opened the saved index"
-RUNNING_PHASES = (QUEUED, CHUNKING, LOADING, EMBEDDING)
-
-
-@dataclass(frozen=True)
-class BuildProgress:
-    """What a build has done so far (a snapshot; the build goes on)."""
-
-    phase: str
-    done: int  # chunks whose vectors are in the index so far
-    total: int  # chunks made so far (all of them once every file is chunked)
-    embedded: int  # of those, texts the model embedded (the rest came from the cache)
-    rate: float | None  # chunks per second since embedding began
-    error: str = ""
-    files_done: int = 1  # files chunked so far
-    files: int = 1
-    model_loading: bool = False  # the model is still loading (while files are chunked)
-    bytes_done: int = 0  # bytes of the files chunked so far
-    bytes: int = 0  # bytes of all files to chunk
-
-    @property
-    def running(self) -> bool:
-        return self.phase in RUNNING_PHASES
-
-    @property
-    def complete(self) -> bool:
-        """Every chunk is in the index (built here, or a saved index opened)."""
-        return self.phase in (DONE, OPENED)
-
-    @property
-    def chunking(self) -> bool:
-        return self.files_done < self.files
-
-    @property
-    def expected_total(self) -> int:
-        """Chunks there will be: counted once every file is chunked, estimated before
-        from the chunks per byte so far (files differ too much in size for chunks per
-        file: the first few small ones said 72,960 where there were 26,565)."""
-        if not self.chunking or not self.bytes_done:
-            return self.total
-        return max(self.total, round(self.total * self.bytes / self.bytes_done))
-
-    @property
-    def fraction(self) -> float:
-        total = self.expected_total
-        return self.done / total if total else 1.0
-
-    @property
-    def eta_s(self) -> float | None:
-        """Seconds left at the current rate (None before the first batch)."""
-        if not self.rate:
-            return None
-        return (self.expected_total - self.done) / self.rate
-
-    def summary(self) -> str:
-        """One line for people: phase, files chunked, chunks embedded, speed, time left,
-        cache share, and whether the model is still loading."""
-        if self.phase == QUEUED or (self.phase == LOADING and not self.chunking):
-            return f"{self.phase.capitalize()}… ({self.total:,} chunks to index)"
-        if self.phase == OPENED:
-            return f"{self.phase} ({self.total:,} chunks, nothing embedded)"
-        parts = [self.phase]
-        if self.chunking:
-            parts.append(
-                f"{self.files_done:,}/{self.files:,} files chunked, {self.total:,} chunks so far"
-            )
-            parts.append(f"{self.done:,}/about {self.expected_total:,} chunks embedded")
-        else:
-            parts.append(f"{self.done:,}/{self.total:,} chunks ({self.fraction:.0%})")
-        if self.model_loading and self.phase != LOADING:
-            parts.append("loading the embedding model meanwhile")
-        if self.rate:
-            parts.append(f"{self.rate:,.1f} chunks/s")
-        if self.running and self.eta_s is not None:
-            parts.append(f"about {_duration(self.eta_s)} left")
-        cached = self.done - self.embedded
-        if self.running:
-            parts.append(
-                f"{self.embedded:,} embedded by the model so far, {cached:,} from the cache"
-            )
-        else:  # said of the build, not of whoever looks at it now (it may have reused it)
-            parts.append(
-                f"the build embedded {self.embedded:,} with the model and took {cached:,} "
-                "from the cache"
-            )
-        if self.error:
-            parts.append(self.error)
-        return " · ".join(parts)
-
-
-def _duration(seconds: float) -> str:
-    """``42 s``, ``3 min``, ``1 h 05 min``."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from nexus.retrieval.embedding import (
     default_embedder,
 )
 from nexus.retrieval.store import IndexStore, files_digest, identity_for
-from nexus.runtime.builds import OPENED, BuildManager, ChunkStream, IndexBuild
+from nexus.runtime.builds import BuildManager, ChunkStream, IndexBuild
+from nexus.runtime.progress import OPENED
 from nexus.types import Chunk
 from nexus.ui import analyses, cache, repos
 
