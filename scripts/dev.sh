@@ -20,7 +20,7 @@ setup_python() {
     "$PY" -m pip install --quiet --upgrade pip
     # The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
     "$PY" -m pip install --quiet "torch==2.13.0"
-    # ray: the Ray engine's tests run in local mode (tests/test_ray_engine.py).
+    # ray: the Ray engine's tests run in local mode (tests/runtime/test_ray_engine.py).
     "$PY" -m pip install --quiet -e ".[dev,ray]"
     echo "$want" > "$STAMP"
   fi

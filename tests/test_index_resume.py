@@ -11,7 +11,7 @@ from pathlib import Path
 import nexus.retrieval.embedding
 from nexus.cli import main
 from nexus.retrieval.embedding_cache import EmbeddingCache
-from tests.test_embedding import FakeEmbedder
+from tests.retrieval.test_embedding import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = ROOT / "sample_repos" / "express-images"
@@ -25,7 +25,7 @@ import sys, time
 from pathlib import Path
 import numpy as np
 import nexus.retrieval.embedding as emb
-from tests.test_embedding import FakeEmbedder
+from tests.retrieval.test_embedding import FakeEmbedder
 
 class Hanging(FakeEmbedder):
     def encode(self, texts, progress=None):

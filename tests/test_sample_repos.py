@@ -11,7 +11,7 @@ from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import load_queries
 from nexus.ingest.sources import open_repository
-from tests.test_chunking_invariants import check_invariants
+from tests.chunking.test_chunking_invariants import check_invariants
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
 REPOS = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())

@@ -23,7 +23,7 @@ from nexus.types import SourceFile
 from nexus.ui.fake_embedder import HashingEmbedder
 from tests import helpers
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "ts-payments"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
 
 
 def random_index(n: int = 300, dim: int = 16) -> VectorIndex:

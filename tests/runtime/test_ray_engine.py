@@ -30,7 +30,7 @@ from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import DualView  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_repos"
 
 

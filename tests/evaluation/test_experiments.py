@@ -10,9 +10,9 @@ from nexus.config import ChunkConfig
 from nexus.evaluation.experiments import best, describe, sweep
 from nexus.evaluation.metrics import load_queries
 from nexus.ingest.sources import open_repository
-from tests.test_embedding import FakeEmbedder
+from tests.retrieval.test_embedding import FakeEmbedder
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "ts-payments"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
 
 
 def test_sweep_runs_every_valid_pair_and_counts_chunks():

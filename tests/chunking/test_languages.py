@@ -14,8 +14,8 @@ from nexus.chunking.extract import unit_at
 from nexus.chunking.languages import LANGUAGES
 from nexus.chunking.regex_baseline import regex_functions
 from nexus.types import CHUNKABLE_LANGUAGES
+from tests.chunking.test_chunking_invariants import check_invariants
 from tests.helpers import analyze_text
-from tests.test_chunking_invariants import check_invariants
 
 PATHS = {"python": "pkg/mod.py", "go": "pkg/mod.go", "java": "pkg/Mod.java", "rust": "src/m.rs"}
 

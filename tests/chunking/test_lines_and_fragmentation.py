@@ -81,7 +81,7 @@ def test_exact_count_of_any_slice_equals_encoding_it_alone(text, cut):
 REAL_FILES = sorted(
     path
     for root in ("sample_repos/py-orders", "tests/data/polyglot", "sample_repos/ts-payments")
-    for path in Path(__file__).resolve().parents[1].joinpath(root).rglob("*")
+    for path in Path(__file__).resolve().parents[2].joinpath(root).rglob("*")
     if path.suffix in {".py", ".go", ".java", ".rs", ".ts"}
 )
 

@@ -13,7 +13,7 @@ from nexus.chunking.regex_baseline import regex_functions
 from nexus.config import ChunkConfig
 from tests.helpers import analyze_text
 
-SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"
+SAMPLE_REPOS = Path(__file__).resolve().parents[2] / "sample_repos"
 
 CASES = [
     # (language, source, expected (qualname, kind, start_line, end_line, exported))

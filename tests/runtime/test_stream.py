@@ -14,7 +14,7 @@ from nexus.ingest.selection import FileSelection
 from nexus.ingest.sources import FileRef, IngestSettings, open_repository
 from nexus.runtime.stream import collect_chunks, stream_chunks, stream_refs
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_repos"
 ALL_FILES = IngestSettings(selection=FileSelection(tests=True, generated=True))
 
 

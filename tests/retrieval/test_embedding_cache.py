@@ -178,7 +178,7 @@ for batch in range(10):
 
 def test_many_processes_share_one_cache(tmp_path) -> None:
     """Four processes create, write and read one new cache at the same time."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WRITER, str(tmp_path), str(w)],
