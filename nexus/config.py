@@ -32,6 +32,10 @@ class ChunkConfig:
     # Search ranks by cosine + lexical_weight x relative BM25 (index.VectorIndex.search);
     # 0 is embeddings alone. 0.2: the best of 0.05-0.5 on both benchmark sets.
     lexical_weight: float = 0.2
+    # Search passes the candidates of both retrievers through the ranking stage
+    # (retrieval.ranking: fusion per query kind, definitions, paths, files); lexical_weight
+    # then applies only with ranking off. Measured on the question set (bench/questions_eval.py).
+    ranking: bool = True
     line_window: int = 50
     line_overlap: int = 0
 

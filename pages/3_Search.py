@@ -15,6 +15,7 @@ from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import QueryOutcome, Target, score_query, target_mask
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED
 from nexus.types import Chunk
@@ -97,7 +98,13 @@ def answer(
     """The query's outcome on ``index``, every chunk's score, and the chart of them."""
     vector = build.embed_query(query)
     outcome = score_query(
-        index, vector, target, k, text=query, lexical_weight=config.lexical_weight
+        index,
+        vector,
+        target,
+        k,
+        text=query,
+        lexical_weight=config.lexical_weight,
+        ranking=rules_for(config),
     )
     scores = index.all_scores(vector, query, config.lexical_weight)
     return outcome, scores, views.score_figure(index, scores, outcome, target, k, config)
@@ -174,6 +181,8 @@ def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None) -> None:
             f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
             f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"
         )
+        if hit.parts:
+            st.caption(safe.md(explain(hit.parts)))
         preview = "\n".join(chunk.text.splitlines()[:10])
         st.code(preview, language=lexer_name(chunk.language))
 
@@ -211,7 +220,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         show_hits(build.keyword_hits(query, k), target)
         return
     if progress.complete:  # the same answer for every session asking the same
-        shared_key = (build.serial, query, k, target_id, config.lexical_weight)
+        shared_key = (build.serial, query, k, target_id, config.lexical_weight, config.ranking)
         outcome, scores, fig = cache.shared(
             "answer", shared_key, lambda: answer(build, index, target)
         )
@@ -228,6 +237,14 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             help="Best target score minus best other score; negative: a wrong chunk wins.",
         )
     show_picked(score_chart(index, scores, fig, key=f"scores_{key}"))
+    if outcome.hits and outcome.hits[0].parts:
+        kind = "a name (symbol query)" if query_kind(query) == SYMBOL else "a sentence"
+        st.caption(
+            f"Read as {kind}. Ranking stage: dense and keyword scores scaled over the "
+            "candidates and weighted for the query's kind, then definition, path and file "
+            "evidence; each hit's line shows its parts."
+        )
+        st.plotly_chart(views.parts_figure(outcome.hits), key=f"parts_{key}")
     show_hits(outcome.hits, target)
 
 

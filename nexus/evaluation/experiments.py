@@ -17,6 +17,7 @@ from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import EvalReport, Query, evaluate
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.ranking import rules_for
 
 HEADLINE_VARIANT = "doc"
 
@@ -59,6 +60,7 @@ def evaluate_config(
         query_vectors=query_vectors,
         label=describe(config),
         lexical_weight=config.lexical_weight,
+        ranking=rules_for(config),
     )
     under = sum(1 for c in chunks if c.token_count < 32)
     return ConfigResult(config, len(chunks), over, under, report)

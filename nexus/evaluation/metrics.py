@@ -27,6 +27,7 @@ import numpy as np
 
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.ranking import RankingRules
 from nexus.tables import text_table
 from nexus.types import Chunk, FileInfo
 
@@ -345,10 +346,14 @@ def score_query(
     exact: bool = True,
     text: str | None = None,
     lexical_weight: float = 0.0,
+    ranking: RankingRules | None = None,
 ) -> QueryOutcome:
-    """Search ``index`` and, given a target, locate it among the results (hybrid
-    ranking with the query ``text`` when ``lexical_weight`` > 0)."""
-    hits = tuple(index.search(query_vec, k, exact, text, lexical_weight))
+    """Search ``index`` and, given a target, locate it among the results (through the
+    ranking stage with ``ranking`` rules, else hybrid when ``lexical_weight`` > 0).
+
+    ``score``, ``margin`` and ``full_rank`` are over every chunk's retrieval score (cosine
+    + ``lexical_weight`` x keywords): the ranking stage scores only its candidates."""
+    hits = tuple(index.search(query_vec, k, exact, text, lexical_weight, ranking))
     top = hits[0].score if hits else None
     if target is None:
         return QueryOutcome(hits, None, None, None, None, top)
@@ -467,13 +472,15 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
     query_vectors: np.ndarray | None = None,
     lexical_weight: float = 0.0,
+    ranking: RankingRules | None = None,
 ) -> EvalReport:
     """Run every query against ``index`` and score it.
 
     The queries are embedded with ``embedder``, which must be the one that built the
     index (same name): a mismatch raises ``ValueError`` rather than give noise.
     ``query_vectors`` (one row per query, from the same embedder) skips the embedding.
-    ``lexical_weight`` > 0 ranks by cosine + keyword score (``VectorIndex.search``).
+    ``lexical_weight`` > 0 ranks by cosine + keyword score (``VectorIndex.search``);
+    ``ranking`` rules send the candidates through the ranking stage instead.
     """
     if index.model and embedder.name != index.model:
         raise ValueError(
@@ -483,7 +490,10 @@ def evaluate(
     if query_vectors is None:
         query_vectors = embedder.encode([q.query for q in queries], progress)
     rows = tuple(
-        QueryRow(q, score_query(index, vec, q.target, k, rule, exact, q.query, lexical_weight))
+        QueryRow(
+            q,
+            score_query(index, vec, q.target, k, rule, exact, q.query, lexical_weight, ranking),
+        )
         for q, vec in zip(queries, query_vectors, strict=True)
     )
     return EvalReport(rows, aggregate(rows), model=embedder.name, k=k, label=label)
@@ -526,6 +536,7 @@ def compare(
     k: int = 10,
     labels: tuple[str, str] = ("line-based", "AST"),
     lexical_weight: float = 0.0,
+    ranking: RankingRules | None = None,
 ) -> Comparison:
     """Evaluate both indexes on ``queries`` (embedded once), ranked the same way."""
     vectors = embedder.encode([q.query for q in queries])
@@ -538,6 +549,7 @@ def compare(
             label=label,
             query_vectors=vectors,
             lexical_weight=lexical_weight,
+            ranking=ranking,
         )
         for index, label in zip((baseline, candidate), labels, strict=True)
     ]

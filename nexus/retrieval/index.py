@@ -8,7 +8,8 @@ and lets tests check usearch against brute force.
 Hybrid ranking: given the query's text and a ``lexical_weight`` w, a chunk's score is
 its cosine + w x its relative BM25 (``nexus.retrieval.lexical``; 1.0 = the query's best keyword
 match). That scores every chunk with numpy (a matrix-vector product: milliseconds at
-100k chunks); with w = 0 the usearch graph answers alone.
+100k chunks); with w = 0 the usearch graph answers alone. With ``ranking`` rules, both
+scores go to the ranking stage instead (``nexus.retrieval.ranking``), the default search.
 
 On disk (``save`` / ``load``), a folder holds::
 
@@ -43,6 +44,7 @@ from usearch.index import Index
 from nexus.retrieval import lexical
 from nexus.retrieval.embedding import Embedder, Progress
 from nexus.retrieval.lexical import LexicalIndex
+from nexus.retrieval.ranking import RankingRules, ScorePart, rank
 from nexus.types import Chunk
 
 FORMAT_VERSION = 3
@@ -59,6 +61,8 @@ class Hit:
     score: float
     rank: int
     key: int
+    #: With the ranking stage: the terms that add up to ``score`` (dense, keyword, boosts).
+    parts: tuple[ScorePart, ...] = ()
 
 
 class SavedChunks(Sequence[Chunk]):
@@ -223,8 +227,12 @@ class VectorIndex:
         exact: bool = False,
         text: str | None = None,
         lexical_weight: float = 0.0,
+        ranking: RankingRules | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for the query, best first.
+
+        With ``text`` and ``ranking`` the candidates of both retrievers go through the
+        ranking stage (``nexus.retrieval.ranking``) and each hit carries its score's parts.
 
         With ``text`` and a positive ``lexical_weight`` the ranking is hybrid (see the
         module doc) and exact. Otherwise it is by cosine: ``exact=True`` makes usearch
@@ -234,6 +242,13 @@ class VectorIndex:
         k = min(k, len(self._chunks))
         if k <= 0:
             return []
+        if text and ranking is not None:
+            dense = self.all_scores(query_vec)
+            ranked = rank(self._chunks, dense, self.keywords().scores(text), text, k, ranking)
+            return [
+                Hit(self._chunks[r.key], r.score, position, r.key, r.parts)
+                for position, r in enumerate(ranked, start=1)
+            ]
         if text and lexical_weight > 0:
             scores = self.all_scores(query_vec, text, lexical_weight)
             order = np.argsort(-scores, kind="stable")[:k]

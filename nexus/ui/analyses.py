@@ -93,9 +93,9 @@ def repo_analyses(
 
 
 def index_settings(config: ChunkConfig) -> str:
-    """The settings chunks and indexes depend on: the keyword weight is applied at
-    query time, so moving it rebuilds nothing."""
-    return dump_config_toml(config.with_(lexical_weight=0.0))
+    """The settings chunks and indexes depend on: the keyword weight and the ranking are
+    applied at query time, so changing them rebuilds nothing."""
+    return dump_config_toml(config.with_(lexical_weight=0.0, ranking=True))
 
 
 def repo_chunks(repo: Repository, config: ChunkConfig) -> list[Chunk]:

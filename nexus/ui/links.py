@@ -17,6 +17,7 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
     "min_tokens": ("min_tokens", widgets.slider_range("min_tokens")),
     "line_window": ("line_window", widgets.slider_range("line_window")),
     "lw": ("lexical_pct", widgets.slider_range("lexical_pct")),
+    "rank": ("ranking_mode", tuple(widgets.RANKING_MODES)),
     "k": ("k", widgets.slider_range("k")),
     "profile": ("profile", PROFILE_NAMES),
     "file": ("file", None),

@@ -23,6 +23,7 @@ def current_config(strategy: str = "ast") -> ChunkConfig:
         profile=str(ss.get("profile", "auto")),
         line_window=int(ss.get("line_window", widgets.DEFAULTS["line_window"])),
         lexical_weight=int(ss.get("lexical_pct", widgets.DEFAULTS["lexical_pct"])) / 100,
+        ranking=ss.get("ranking_mode", widgets.DEFAULTS["ranking_mode"]) == "stage",
     )
 
 
@@ -96,13 +97,23 @@ def settings_sidebar() -> ChunkConfig:
             key="line_window",
         )
         st.subheader("Search settings")
+        st.radio(
+            "Ranking",
+            widgets.RANKING_MODES,
+            key="ranking_mode",
+            format_func=widgets.RANKING_MODES.get,
+            help="Ranking stage: dense and keyword candidates fused per query kind, then "
+            "definitions, paths and file kinds weigh in (each hit says how). Cosine + "
+            "keywords: the score before it, with the weight below.",
+        )
         st.slider(
             "Keyword weight (%)",
             *widgets.SLIDERS["lexical_pct"][:2],
             step=widgets.SLIDERS["lexical_pct"][2],
             key="lexical_pct",
-            help="Search ranks by cosine + this share of the query's best keyword (BM25) "
-            "score; 0 = embeddings alone.",
+            disabled=st.session_state.get("ranking_mode") == "stage",
+            help="With “cosine + keywords”: search ranks by cosine + this share of the "
+            "query's best keyword (BM25) score; 0 = embeddings alone.",
         )
         if st.session_state["min_tokens"] > st.session_state["max_tokens"]:
             st.warning("min_tokens is above max_tokens; using max_tokens for both.")

@@ -23,7 +23,7 @@ import pyarrow as pa
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import Comparison, QueryOutcome, Target, target_mask
-from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.index import Hit, VectorIndex
 from nexus.types import Chunk, Unit
 from nexus.ui import render, safe
 
@@ -305,7 +305,7 @@ def score_figure(
     )
     hover = "%{text}<br>score %{x:.3f}<extra></extra>"
     fig.add_scatter(
-        x=[h.score for h in outcome.hits],
+        x=[float(scores[h.key]) for h in outcome.hits],  # the chart's axis, whatever the rank
         y=[0] * len(outcome.hits),
         mode="markers",
         name=f"top {k}",
@@ -332,8 +332,40 @@ def score_figure(
         height=260,
         margin=dict(l=10, r=10, t=30, b=10),
         title="Score of every chunk (click a marker or a bar)",
-        xaxis_title="cosine + keyword score" if config.lexical_weight else "cosine similarity",
+        xaxis_title=(
+            "cosine + keyword score (before the ranking stage)"
+            if config.ranking
+            else "cosine + keyword score"
+            if config.lexical_weight
+            else "cosine similarity"
+        ),
         yaxis_title="chunks",
         legend=dict(orientation="h", y=-0.35),
+    )
+    return fig
+
+
+def parts_figure(hits: Sequence[Hit]) -> go.Figure:
+    """Each hit's score as a bar of its parts (dense, keyword, boosts; dampings to the
+    left of zero): why the ranking stage put it where it is."""
+    names = list(dict.fromkeys(p.name for h in hits for p in h.parts))
+    labels = [f"#{h.rank} {h.chunk.file.rsplit('/', 1)[-1]}:{h.chunk.start_line}" for h in hits]
+    fig = go.Figure()
+    for name in names:
+        values = [sum(p.value for p in h.parts if p.name == name) for h in hits]
+        fig.add_bar(
+            y=labels,
+            x=values,
+            name=name,
+            orientation="h",
+            hovertemplate=f"{name} %{{x:+.3f}}<extra></extra>",
+        )
+    fig.update_layout(
+        barmode="relative",
+        height=60 + 22 * len(hits),
+        margin=dict(l=10, r=10, t=30, b=10),
+        title="Why each hit ranks where it does (parts of its score)",
+        yaxis=dict(autorange="reversed"),
+        legend=dict(orientation="h", y=-0.2),
     )
     return fig

@@ -15,7 +15,10 @@ DEFAULTS: dict[str, Any] = {
     "profile": ChunkConfig().profile,
     "line_window": ChunkConfig().line_window,
     "lexical_pct": round(ChunkConfig().lexical_weight * 100),
+    "ranking_mode": "stage" if ChunkConfig().ranking else "hybrid",
 }
+#: The Ranking choice: its values (in links) and labels.
+RANKING_MODES = {"stage": "ranking stage", "hybrid": "cosine + keywords"}
 #: Widget keys of the file selection on the home page; they travel in links and Export.
 SWITCH_KEYS = {name: f"files_{name}" for name in SWITCHES}
 GLOB_KEYS = {"include": "files_include", "exclude": "files_exclude"}

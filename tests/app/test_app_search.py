@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 
@@ -26,8 +27,29 @@ def test_query_shows_both_result_lists_and_charts(page) -> None:
     assert not at.exception
     hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     assert len(hits) == 2
-    assert len(at.get("plotly_chart")) == 2
+    charts = sorted(chart.key for chart in at.get("plotly_chart"))
+    assert charts == ["parts_ast", "parts_lines", "scores_ast", "scores_lines"]
     assert len(at.code) == 2 * at.slider(key="k").value
+
+
+def test_each_hit_explains_its_score_and_the_parts_add_up(page) -> None:
+    """The ranking stage's line under a hit: its parts sum to the score shown."""
+    at = page("search").run()
+    at.text_input(key="query").input("copy object delete original").run()
+    assert not at.exception
+    scores = [
+        float(re.search(r"score \*\*([-0-9.]+)\*\*", m.value).group(1))
+        for m in at.markdown
+        if re.match(r"\*\*\d+\.\*\*", m.value)
+    ]
+    lines = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("dense ")]
+    assert scores and len(lines) == len(scores)
+    for score, line in zip(scores, lines, strict=True):
+        terms, total = line.rsplit(" = ", 1)
+        parts = re.findall(r"(^|[+-]) ?[a-z][a-z -]*? (\d+\.\d+)", terms)
+        value = sum(float(v) * (-1 if sign == "-" else 1) for sign, v in parts)
+        assert value == pytest.approx(float(total), abs=0.011)
+        assert float(total) == pytest.approx(score, abs=0.006)
 
 
 def test_target_rank_score_and_margin(page) -> None:
@@ -77,6 +99,7 @@ def test_missing_model_is_a_message(page, monkeypatch: pytest.MonkeyPatch) -> No
 def test_keyword_weight_changes_the_scores_without_rebuilding(page) -> None:
     at = page("search").run()
     at.text_input(key="query").input("copy object delete original").run()
+    at.radio(key="ranking_mode").set_value("hybrid").run()
     at.slider(key="lexical_pct").set_value(0).run()
     dense = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     built = indexing.BUILDS.builds()
@@ -123,7 +146,8 @@ def test_a_saved_index_answers_by_keywords_while_the_model_loads(
     assert len(hits) == 2 and not at.get("plotly_chart")  # keyword hits, no dense chart yet
     monkeypatch.setattr(indexing, "model_loading", lambda words_view=True: False)
     at.run()
-    assert len(at.get("plotly_chart")) == 2  # the embedding answer once it is loaded
+    charts = [chart.key for chart in at.get("plotly_chart") if chart.key.startswith("scores_")]
+    assert len(charts) == 2  # the embedding answer once it is loaded
 
 
 def test_a_changed_file_is_not_answered_from_the_saved_index(
@@ -174,6 +198,7 @@ def test_a_slider_move_during_a_build_does_not_restart_it(page, gated) -> None:
     (build,) = indexing.BUILDS.builds()
     gated.step()
     gated.step()
+    at.radio(key="ranking_mode").set_value("hybrid").run()
     at.slider(key="lexical_pct").set_value(50).run()
     at.slider(key="k").set_value(3).run()
     assert not at.exception
@@ -215,7 +240,8 @@ def test_chart_hover_names_file_symbol_and_lines_and_no_emoji_marks(page) -> Non
     at = page("search").run()
     at.text_input(key="query").input("copy object to new key and delete the original").run()
     at.selectbox(key="target").set_value(TARGET).run()
-    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    (chart,) = [c for c in at.get("plotly_chart") if c.key == "scores_ast"]
+    spec = json.loads(chart.proto.spec)
     top, target = spec["data"][1], spec["data"][2]
     assert top["hovertemplate"].startswith("%{text}")
     assert any("src/services/imageService.js · moveObject · L" in t for t in target["text"])

@@ -1,0 +1,141 @@
+"""Hand-written questions (``bench/questions``): NDCG@10 / MRR@10 / R@5 per category, for
+today's hybrid score, each retriever alone, the ranking stage, and the ranking stage with
+each rule switched off (the ablation), on the tuning and the held-out half.
+
+    .venv/bin/python bench/questions_eval.py [--split tune|heldout|all] [--strategy ast|lines]
+
+Needs the saved indexes of ``bench/questions_index.py``. Writes
+``bench/results/questions.{md,json}`` (with ``--write``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.questions_index import QUESTIONS, index_folder  # noqa: E402
+from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
+from nexus.evaluation.questions import (  # noqa: E402
+    Question,
+    QuestionRow,
+    parse_questions,
+    question_scores,
+    summarize,
+    summary_table,
+)
+from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
+from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, rank  # noqa: E402
+from nexus.types import Chunk  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+INDEXES = Path("/tmp/nexus-questions-indexes")
+
+# A run turns (chunks, dense, keyword, query) into the chunk keys of its top 10.
+Run = Callable[[Sequence[Chunk], np.ndarray, np.ndarray, str], list[int]]
+
+
+def top_by(scores: np.ndarray) -> list[int]:
+    return np.argsort(-scores, kind="stable")[:10].tolist()
+
+
+def runs(rules: RankingRules) -> dict[str, Run]:
+    """The ranking variants compared, by name."""
+
+    def ranked(r: RankingRules) -> Run:
+        return lambda chunks, dense, kw, q: [x.key for x in rank(chunks, dense, kw, q, 10, r)]
+
+    def hybrid(chunks: Sequence[Chunk], dense: np.ndarray, kw: np.ndarray, q: str) -> list[int]:
+        best = kw.max()
+        return top_by(dense + 0.2 * (kw / best if best > 0 else kw))
+
+    table: dict[str, Run] = {
+        "before: cosine + 0.2 x BM25": hybrid,
+        "dense alone": lambda chunks, dense, kw, q: top_by(dense),
+        "keyword alone": lambda chunks, dense, kw, q: top_by(kw),
+        "ranking stage": ranked(rules),
+    }
+    for rule in BOOSTS:
+        table[f"ranking without {rule}"] = ranked(rules.without(rule))
+    return table
+
+
+def load_questions(split: str) -> dict[str, list[Question]]:
+    """Questions per repository of the split."""
+    out: dict[str, list[Question]] = {}
+    for manifest in sorted((QUESTIONS / "repos").glob("*.json")):
+        meta = json.loads(manifest.read_text())
+        if split in ("all", meta["split"]):
+            out[meta["name"]] = parse_questions(manifest.with_suffix(".jsonl").read_bytes())
+    return out
+
+
+def evaluate(
+    split: str, strategy: str, rules: RankingRules, names: Sequence[str] | None = None
+) -> dict[str, list[QuestionRow]]:
+    """Every run's rows over the split's repositories."""
+    embedder = CachedEmbedder(default_embedder(), EmbeddingCache(INDEXES / "cache"))
+    table = runs(rules) if names is None else {n: runs(rules)[n] for n in names}
+    rows: dict[str, list[QuestionRow]] = {name: [] for name in table}
+    for repo, questions in load_questions(split).items():
+        folder = index_folder(INDEXES, repo, strategy)
+        if not folder.exists():
+            print(f"(no index of {repo} yet: run bench/questions_index.py)", file=sys.stderr)
+            continue
+        index = VectorIndex.load(folder)
+        chunks = index.chunks
+        files = {c.file for c in chunks}
+        vectors = embedder.encode([q.query for q in questions])
+        keywords = index.keywords()
+        for question, vec in zip(questions, vectors, strict=True):
+            dense = index.all_scores(vec)
+            kw = keywords.scores(question.query)
+            for name, run in table.items():
+                top = tuple(chunks[k] for k in run(chunks, dense, kw, question.query))
+                rows[name].append(QuestionRow(question, question_scores(question, top, files), top))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", default="tune", choices=("tune", "heldout", "all"))
+    parser.add_argument("--strategy", default="ast", choices=("ast", "lines"))
+    parser.add_argument("--write", action="store_true", help="write bench/results/questions.*")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    splits = ("tune", "heldout") if args.write else (args.split,)
+    report: dict[str, object] = {"date": str(date.today()), "rules": asdict(DEFAULT_RULES)}
+    text = []
+    for split in splits:
+        for strategy in ("ast", "lines") if args.write else (args.strategy,):
+            rows = evaluate(split, strategy, DEFAULT_RULES)
+            summaries = {name: summarize(r) for name, r in rows.items()}
+            report[f"{split}/{strategy}"] = summaries
+            table = summary_table(summaries)
+            print(f"\n## {split} half, {strategy} chunks\n")
+            print(render_text(table))
+            text.append(f"\n## {split} half, {strategy} chunks\n\n{render_markdown(table)}")
+    print(f"({time.perf_counter() - started:.1f} s)")
+    if args.write:
+        (RESULTS / "questions.json").write_text(json.dumps(report, indent=1) + "\n")
+        (RESULTS / "questions.md").write_text(
+            "# Hand-written questions: ranking stage and ablation\n\n"
+            "`bench/questions_eval.py --write`; all-MiniLM-L6-v2, defaults 512/64 (AST) or "
+            "50-line windows (lines). NDCG@10 with binary gains over primary targets.\n"
+            + "".join(text)
+        )
+
+
+if __name__ == "__main__":
+    main()

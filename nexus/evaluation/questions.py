@@ -1,0 +1,252 @@
+"""Question sets: queries the way people ask, with several places to find, scored by NDCG@10.
+
+A record names one or more primary ``targets`` (a file, or a file and a line range) and
+optional ``secondary`` places, and a ``category`` (``semantic``, ``architecture``,
+``symbol``)::
+
+    {"id": "q1", "query": "where are cookies parsed", "category": "semantic",
+     "targets": [{"file": "src/cookie.ts", "start_line": 10, "end_line": 42}]}
+
+Scoring follows the public code-search benchmarks' rule, so figures compare:
+
+* a chunk *covers* a target when it is in the target's file and, for a line target,
+  shares at least one line with it;
+* NDCG@10 with binary gains: each primary target counts once, at the rank of the first
+  chunk that covers it; the ideal is min(10, targets whose file is in the index);
+* MRR@10: 1 / rank of the first chunk covering any primary target;
+* R@5: share of the primary targets covered in the top 5.
+
+Secondary places are kept for reading results and are not scored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nexus.evaluation.metrics import (
+    MAX_LINE,
+    QuerySetError,
+    _json_record,
+    _kind,
+    _text,
+)
+from nexus.retrieval.embedding import Embedder
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.ranking import RankingRules
+from nexus.types import Chunk
+
+CATEGORIES = ("semantic", "architecture", "symbol")
+METRICS = ("NDCG@10", "MRR@10", "R@5")
+K = 10
+_EXAMPLE = (
+    '{"id": "q1", "query": "where are cookies parsed", "category": "semantic", '
+    '"targets": [{"file": "src/cookie.ts", "start_line": 10, "end_line": 42}]}'
+)
+
+
+@dataclass(frozen=True)
+class Place:
+    """A file, or a line range of it (1-based, inclusive), that answers a question."""
+
+    file: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+    def covered_by(self, chunk: Chunk) -> bool:
+        if chunk.file != self.file:
+            return False
+        if self.start_line is None or self.end_line is None:
+            return True
+        return chunk.start_line <= self.end_line and self.start_line <= chunk.end_line
+
+    def label(self) -> str:
+        if self.start_line is None:
+            return self.file
+        return f"{self.file}:{self.start_line}-{self.end_line}"
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    query: str
+    category: str
+    targets: tuple[Place, ...]
+    secondary: tuple[Place, ...] = ()
+    repo: str = ""
+
+
+def is_question_set(data: bytes | str) -> bool:
+    """Whether a JSONL query file is in this format (its first record has ``targets``)."""
+    text = data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data
+    for line in text.split("\n"):
+        if line.strip():
+            try:
+                record = _json_record(line)
+            except ValueError:
+                return False
+            return isinstance(record, dict) and "targets" in record
+    return False
+
+
+def parse_questions(data: bytes | str) -> list[Question]:
+    """Questions from JSONL; raises ``QuerySetError`` naming every bad line."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise QuerySetError(
+                f"the question set is not UTF-8 text (bad byte at offset {exc.start}); "
+                "save it as UTF-8 JSONL"
+            ) from None
+    questions: list[Question] = []
+    problems: list[str] = []
+    for number, line in enumerate(data.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            questions.append(question_from_dict(_json_record(line)))
+        except ValueError as exc:
+            problems.append(f"line {number}: {exc}")
+    if problems:
+        raise QuerySetError(
+            f"{len(problems)} of {len(questions) + len(problems)} records are not question "
+            f"records; each line must be one JSON object like {_EXAMPLE}",
+            problems,
+        )
+    if not questions:
+        raise QuerySetError(f"the question set holds no questions; write one a line: {_EXAMPLE}")
+    return questions
+
+
+def question_from_dict(record: object) -> Question:
+    """A ``Question`` from one parsed record; ValueError says which field is wrong and how."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a record must be a JSON object, not {_kind(record)}")
+    category = _text(record, "category") or "semantic"
+    if category not in CATEGORIES:
+        raise ValueError(f'"category" must be one of {", ".join(CATEGORIES)}, got {category!r}')
+    targets = _places(record, "targets")
+    if not targets:
+        raise ValueError('"targets" must list at least one place: [{"file": "src/a.py"}]')
+    return Question(
+        id=_text(record, "id", required=True, numbers=True),
+        query=_text(record, "query", required=True),
+        category=category,
+        targets=targets,
+        secondary=_places(record, "secondary"),
+        repo=_text(record, "repo"),
+    )
+
+
+def _places(record: dict[str, Any], key: str) -> tuple[Place, ...]:
+    value = record.get(key, [])
+    if not isinstance(value, list):
+        raise ValueError(f'"{key}" must be a list of places, got {_kind(value)}')
+    return tuple(_place(item, f"{key}[{i}]") for i, item in enumerate(value))
+
+
+def _place(item: object, where: str) -> Place:
+    if not isinstance(item, dict):
+        raise ValueError(f'"{where}" must be an object {{"file", "start_line", "end_line"}}')
+    file = _text(item, "file", required=True)
+    start, end = item.get("start_line"), item.get("end_line")
+    if start is None and end is None:
+        return Place(file)
+    for name, value in (("start_line", start), ("end_line", end)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LINE:
+            raise ValueError(
+                f'"{where}.{name}" must be a line number between 1 and {MAX_LINE:,} '
+                f"(or leave both lines out for a whole file), got {_kind(value)}"
+            )
+    assert isinstance(start, int) and isinstance(end, int)
+    if start > end:
+        raise ValueError(f'"{where}": start_line {start} is after end_line {end}; swap them')
+    return Place(file, start, end)
+
+
+# --- scoring -----------------------------------------------------------------------------
+
+
+def first_ranks(chunks: Sequence[Chunk], places: Iterable[Place]) -> list[int | None]:
+    """For each place, the rank (1-based) of the first chunk that covers it, or None."""
+    return [
+        next((rank for rank, c in enumerate(chunks, start=1) if p.covered_by(c)), None)
+        for p in places
+    ]
+
+
+def _dcg(ranks: Iterable[int]) -> float:
+    return sum(1.0 / math.log2(rank + 1) for rank in ranks)
+
+
+def question_scores(
+    question: Question, ranked: Sequence[Chunk], indexed_files: frozenset[str] | set[str]
+) -> dict[str, float]:
+    """NDCG@10, MRR@10 and R@5 of one question over its ranked chunks (best first)."""
+    top = ranked[:K]
+    ranks = first_ranks(top, question.targets)
+    found = [r for r in ranks if r is not None]
+    present = sum(1 for p in question.targets if p.file in indexed_files)
+    ideal = _dcg(range(1, min(K, present) + 1))
+    return {
+        "NDCG@10": _dcg(found) / ideal if ideal else 0.0,
+        "MRR@10": 1.0 / min(found) if found else 0.0,
+        "R@5": sum(1 for r in found if r <= 5) / len(question.targets),
+    }
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    question: Question
+    scores: dict[str, float]
+    top: tuple[Chunk, ...]
+
+
+def summarize(rows: Iterable[QuestionRow]) -> dict[str, dict[str, float]]:
+    """Mean of each metric per category and over ``all`` (with ``n``)."""
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for row in rows:
+        for group in ("all", row.question.category):
+            sums[group]["n"] += 1
+            for name in METRICS:
+                sums[group][name] += row.scores[name]
+    return {
+        group: {name: (v if name == "n" else v / acc["n"]) for name, v in acc.items()}
+        for group, acc in sums.items()
+    }
+
+
+def summary_table(
+    summaries: dict[str, dict[str, dict[str, float]]],
+) -> tuple[list[str], list[list[str]]]:
+    """Rows ``run | group | n | NDCG@10 | MRR@10 | R@5``: one per run and group."""
+    headers = ["run", "group", "n", *METRICS]
+    rows = []
+    for run, summary in summaries.items():
+        for group in ("all", *CATEGORIES):
+            if group in summary:
+                m = summary[group]
+                rows.append([run, group, str(int(m["n"]))] + [f"{m[n]:.3f}" for n in METRICS])
+    return headers, rows
+
+
+def evaluate_questions(
+    questions: Sequence[Question],
+    index: VectorIndex,
+    embedder: Embedder,
+    lexical_weight: float = 0.0,
+    ranking: RankingRules | None = None,
+) -> list[QuestionRow]:
+    """Search ``index`` for every question (embedded in one batch) and score the top 10."""
+    files = {c.file for c in index.chunks}
+    vectors = embedder.encode([q.query for q in questions])
+    rows = []
+    for question, vec in zip(questions, vectors, strict=True):
+        hits = index.search(vec, K, True, question.query, lexical_weight, ranking)
+        top = tuple(h.chunk for h in hits)
+        rows.append(QuestionRow(question, question_scores(question, top, files), top))
+    return rows

@@ -1,0 +1,414 @@
+"""The ranking stage: what happens between candidate retrieval and the results.
+
+Dense (cosine) and keyword (BM25) retrieval each propose candidates; this stage fuses
+their scores without depending on their scales, then weighs evidence that only code
+has: which chunk *defines* a name the query asks for, file paths, how many strong chunks
+a file has, and priors on tests, examples, compatibility copies, barrels and
+declarations. Every weight lives in ``RankingRules`` (one table) and each rule's worth
+alone is measured by ``bench/questions_eval.py`` (``bench/results/questions.md``).
+
+Every hit keeps the parts of its score (``ScorePart``), so the dashboard can show why a
+hit ranks where it does: the parts add up to the score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
+
+import numpy as np
+
+from nexus.config import ChunkConfig
+from nexus.retrieval.lexical import terms
+from nexus.types import Chunk
+
+NATURAL, SYMBOL = "natural", "symbol"
+
+# A bare or qualified identifier, as people type one: HTTPAdapter, Router.add,
+# field_validator, Producer::split_at, Router#param, getCookie().
+_SYMBOL_QUERY = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*(?:\(\))?")
+# A name inside a sentence: camelCase, PascalCase with an inner capital, snake_case,
+# or a dotted name.
+_CODE_NAME = re.compile(
+    r"\b(?:[a-z_$][\w$]*[A-Z][\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*|[A-Za-z]\w*_\w+"
+    r"|[A-Za-z_$][\w$]*(?:\.|::)[A-Za-z_$][\w$]*)\b"
+)
+_SEGMENTS = re.compile(r"\.|::|#")
+
+
+@dataclass(frozen=True)
+class RankingRules:
+    """Every weight of the ranking stage, chosen on the tuning half of the question set.
+
+    Scores are on a 0-1 scale after fusion (the best candidate of each retriever gets
+    1), so a boost of 0.1 moves a hit past candidates within a tenth of the best.
+    """
+
+    #: Candidates each retriever proposes; the rest of the index is never re-ranked.
+    candidates: int = 100
+    #: ``minmax``: each retriever's scores scaled to 0-1 over the candidates; ``rrf``:
+    #: reciprocal rank fusion (1 / (60 + rank)), scaled so the best rank gets 1.
+    fusion: str = "minmax"
+    #: Share of the dense score in the fusion for a sentence; keywords get the rest.
+    natural_dense: float = 0.6
+    #: ... for a bare or qualified name: names are matched by their words, not meaning.
+    symbol_dense: float = 0.4
+    #: A chunk that defines the name a symbol query asks for (its symbol or a unit it holds).
+    defines: float = 0.5
+    #: ... a name written inside a sentence (``where is getCookie called``): weaker evidence.
+    defines_in_sentence: float = 0.15
+    #: The same name in another case or as the qualified name's last part only.
+    defines_loosely: float = 0.6  # x the boost above
+    #: A sentence whose words name the chunk's own unit (``parse the cookie header`` ->
+    #: ``parseCookieHeader``), x the share of the name's words the query holds.
+    name_words: float = 0.05
+    #: Each query word found in the file's name or folders (at most two count).
+    path_word: float = 0.05
+    #: A file with several strong candidates: its best chunk is promoted once.
+    file_coherence: float = 0.0
+    #: How much each earlier hit of the same file takes off the next (spreads the top k).
+    same_file: float = 0.0
+    #: Tests, examples, compatibility copies, re-export barrels, declarations: places that
+    #: mention a name without being where it lives (only when they are indexed at all).
+    test_file: float = 0.15
+    example_file: float = 0.1
+    compat_file: float = 0.08
+    barrel_file: float = 0.1
+    declaration_file: float = 0.08
+    #: A chunk that is mostly comment lines (a module's long doc block).
+    mostly_comments: float = 0.0
+    #: What counts as "strong" for file coherence: within this share of the best score.
+    strong_share: float = 0.8
+
+    def without(self, rule: str) -> RankingRules:
+        """These rules with one boost or damping switched off (for the ablation)."""
+        if rule not in BOOSTS:
+            raise ValueError(f"unknown rule {rule!r}; rules: {', '.join(BOOSTS)}")
+        return replace(self, **{field: 0.0 for field in BOOSTS[rule]})
+
+
+#: The rules an ablation switches off one at a time, and the weights each one owns.
+BOOSTS: dict[str, tuple[str, ...]] = {
+    "definition": ("defines", "defines_in_sentence"),
+    "name words": ("name_words",),
+    "path": ("path_word",),
+    "file coherence": ("file_coherence",),
+    "same-file damping": ("same_file",),
+    "file priors": (
+        "test_file",
+        "example_file",
+        "compat_file",
+        "barrel_file",
+        "declaration_file",
+    ),
+    "comment damping": ("mostly_comments",),
+}
+DEFAULT_RULES = RankingRules()
+WEIGHT_NAMES = tuple(f.name for f in fields(RankingRules))
+
+
+def rules_for(config: ChunkConfig) -> RankingRules | None:
+    """The ranking rules a search with ``config`` uses (None: today's hybrid score)."""
+    return DEFAULT_RULES if config.ranking else None
+
+
+def query_kind(text: str) -> str:
+    """``symbol`` for a bare or qualified identifier, else ``natural``."""
+    return SYMBOL if _SYMBOL_QUERY.fullmatch(text.strip()) else NATURAL
+
+
+@dataclass(frozen=True)
+class QueryName:
+    """A name the query asks for: its last part and the qualifier before it (``Router.add``)."""
+
+    name: str
+    qualifier: str = ""
+
+
+def query_names(text: str) -> tuple[tuple[QueryName, ...], bool]:
+    """The names a query asks for, and whether it is a symbol query (else: a sentence)."""
+    text = text.strip()
+    found = [text.removesuffix("()")] if query_kind(text) == SYMBOL else _CODE_NAME.findall(text)
+    names = []
+    for raw in found:
+        parts = [p for p in _SEGMENTS.split(raw) if p]
+        if parts:
+            names.append(QueryName(parts[-1], ".".join(parts[:-1])))
+    return tuple(names), query_kind(text) == SYMBOL
+
+
+@dataclass(frozen=True)
+class ScorePart:
+    """One term of a hit's score: ``dense``, ``keyword``, or a boost (+) or damping (-)."""
+
+    name: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate after ranking: its key in the index, score and the parts that sum to it."""
+
+    key: int
+    score: float
+    parts: tuple[ScorePart, ...]
+
+
+def _minmax(values: np.ndarray) -> np.ndarray:
+    low, high = float(values.min()), float(values.max())
+    if high - low <= 1e-9:
+        return np.ones_like(values) if high > 0 else np.zeros_like(values)
+    return (values - low) / (high - low)
+
+
+def _fuse(dense: np.ndarray, keyword: np.ndarray, fusion: str) -> tuple[np.ndarray, np.ndarray]:
+    """Both retrievers' scores of the candidates on one 0-1 scale, whatever their own."""
+    dense, keyword = dense.astype(np.float64), keyword.astype(np.float64)
+    if fusion == "rrf":
+        return _reciprocal_ranks(dense), _reciprocal_ranks(keyword) * (keyword > 0)
+    if fusion != "minmax":
+        raise ValueError(f"unknown fusion {fusion!r}; use minmax or rrf")
+    best_keyword = float(keyword.max())
+    return _minmax(dense), keyword / best_keyword if best_keyword > 0 else keyword
+
+
+def _reciprocal_ranks(scores: np.ndarray) -> np.ndarray:
+    ranks = np.empty(len(scores))
+    ranks[np.argsort(-scores, kind="stable")] = np.arange(1, len(scores) + 1)
+    return 61.0 / (60.0 + ranks)
+
+
+def candidates(dense: np.ndarray, keyword: np.ndarray, count: int) -> np.ndarray:
+    """Keys of the ``count`` best chunks by each score, together (sorted, unique)."""
+    count = min(count, len(dense))
+    best_dense = np.argpartition(-dense, count - 1)[:count]
+    positive = np.flatnonzero(keyword > 0)
+    if len(positive) > count:
+        positive = positive[np.argpartition(-keyword[positive], count - 1)[:count]]
+    return np.union1d(best_dense, positive)
+
+
+def rank(
+    chunks: Sequence[Chunk],
+    dense: np.ndarray,
+    keyword: np.ndarray,
+    query: str,
+    k: int = 10,
+    rules: RankingRules = DEFAULT_RULES,
+) -> list[Ranked]:
+    """The ``k`` best chunks for ``query`` given every chunk's dense and keyword scores.
+
+    Args:
+        chunks: the index's chunks, in key order.
+        dense: cosine similarity of each chunk with the query.
+        keyword: BM25 of each chunk for the query (any scale; zeros where nothing matches).
+    """
+    if len(chunks) == 0 or k <= 0:
+        return []
+    keys = candidates(dense, keyword, rules.candidates)
+    names, is_symbol = query_names(query)
+    dense_share = rules.symbol_dense if is_symbol else rules.natural_dense
+    dense_part, keyword_part = _fuse(dense[keys], keyword[keys], rules.fusion)
+    dense_part, keyword_part = dense_share * dense_part, (1 - dense_share) * keyword_part
+    query_terms = frozenset(terms(query))
+    scored: list[tuple[int, list[ScorePart]]] = []
+    for key, d, w in zip(keys.tolist(), dense_part.tolist(), keyword_part.tolist(), strict=True):
+        chunk = chunks[key]
+        parts = [ScorePart("dense", d), ScorePart("keyword", w)]
+        parts += _evidence(chunk, names, is_symbol, query_terms, rules)
+        scored.append((key, parts))
+    _promote_coherent_files(scored, chunks, rules)
+    return _spread(scored, chunks, k, rules)
+
+
+def _evidence(
+    chunk: Chunk,
+    names: tuple[QueryName, ...],
+    is_symbol: bool,
+    query_terms: frozenset[str],
+    rules: RankingRules,
+) -> list[ScorePart]:
+    """The boosts and dampings a chunk earns on its own."""
+    parts = []
+    defines = _defines(chunk, names, rules.defines_loosely)
+    if defines:
+        weight = rules.defines if is_symbol else rules.defines_in_sentence
+        parts.append(ScorePart("defines", weight * defines))
+    if not is_symbol and rules.name_words and chunk.symbol:
+        named = _name_terms(chunk.symbol)
+        share = _path_matches(query_terms, named) / len(named) if named else 0.0
+        if share:
+            parts.append(ScorePart("name words", rules.name_words * share))
+    matched = _path_matches(query_terms, _path_terms(chunk.file))
+    if matched:
+        parts.append(ScorePart("path", rules.path_word * min(matched, 2)))
+    for name, weight in _file_priors(chunk.file, rules):
+        parts.append(ScorePart(name, -weight))
+    if rules.mostly_comments and _mostly_comments(chunk):
+        parts.append(ScorePart("mostly comments", -rules.mostly_comments))
+    return [p for p in parts if p.value]
+
+
+def _defines(chunk: Chunk, names: tuple[QueryName, ...], loosely: float) -> float:
+    """1 when the chunk defines a name asked for, ``loosely`` on a loose match (another
+    case, or a qualifier that differs), else 0."""
+    if not names:
+        return 0.0
+    best = 0.0
+    for symbol in (chunk.symbol, *chunk.symbols):
+        if not symbol:
+            continue
+        parts = [p for p in _SEGMENTS.split(symbol) if p]
+        last, qualifier = parts[-1], ".".join(parts[:-1])
+        for wanted in names:
+            if last == wanted.name and (
+                not wanted.qualifier or qualifier.endswith(wanted.qualifier)
+            ):
+                return 1.0
+            if last.lower() == wanted.name.lower():
+                best = max(best, loosely)
+    return best
+
+
+@lru_cache(maxsize=65536)
+def _path_terms(path: str) -> frozenset[str]:
+    """The words of a file's folders and name (without its extension)."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return frozenset(terms(stem.replace("/", " ")))
+
+
+@lru_cache(maxsize=65536)
+def _name_terms(symbol: str) -> frozenset[str]:
+    """The words of a symbol's own name (its last part): ``Router.addRoute`` -> add, route."""
+    return frozenset(terms(_SEGMENTS.split(symbol)[-1]))
+
+
+def _path_matches(query_terms: frozenset[str], path_terms: frozenset[str]) -> int:
+    """Query words found in a path, a word meeting its longer form halfway (the stemmer is
+    light: ``cookies`` -> ``cooki`` meets ``cookie``, ``parsed`` -> ``pars`` meets ``parser``)."""
+    return sum(
+        1
+        for q in query_terms
+        if any(
+            q == p or (min(len(q), len(p)) >= 4 and (p.startswith(q) or q.startswith(p)))
+            for p in path_terms
+        )
+    )
+
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|e2e|testing|testdata|fixtures|__mocks__)/"
+    r"|(^|/)test_[^/]*$|_test\.\w+$|[._-](test|spec)\.\w+$"
+)
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|benches)/")
+_COMPAT_PATH = re.compile(r"(^|/)(compat|legacy|deprecated|v[0-9]+)(/|\.|_)|_compat\.\w+$")
+_BARREL_NAME = re.compile(r"(^|/)(__init__\.py|index\.[jt]sx?|mod\.rs|lib\.rs)$")
+_EXPORT_LINE = re.compile(r"\s*(export\s|import\s|from\s|pub\s+use\s|module\.exports|__all__|$)")
+
+
+@lru_cache(maxsize=65536)
+def _path_priors(path: str) -> tuple[str, ...]:
+    found = []
+    if _TEST_PATH.search(path):
+        found.append("test_file")
+    if _EXAMPLE_PATH.search(path):
+        found.append("example_file")
+    if _COMPAT_PATH.search(path):
+        found.append("compat_file")
+    if path.endswith((".d.ts", ".d.mts", ".d.cts", ".pyi")):
+        found.append("declaration_file")
+    if _BARREL_NAME.search(path):
+        found.append("barrel_file")
+    return tuple(found)
+
+
+_PRIOR_LABELS = {
+    "test_file": "test file",
+    "example_file": "example",
+    "compat_file": "compatibility copy",
+    "barrel_file": "re-exports",
+    "declaration_file": "declarations",
+}
+
+
+def _file_priors(path: str, rules: RankingRules) -> list[tuple[str, float]]:
+    return [
+        (_PRIOR_LABELS[name], getattr(rules, name))
+        for name in _path_priors(path)
+        if getattr(rules, name)
+    ]
+
+
+def _mostly_comments(chunk: Chunk) -> bool:
+    lines = [line.strip() for line in chunk.text.splitlines() if line.strip()]
+    if len(lines) < 8:
+        return False
+    comments = sum(1 for line in lines if line.startswith(("#", "//", "/*", "*", '"""', "'''")))
+    return comments > 0.7 * len(lines)
+
+
+def _total(parts: list[ScorePart]) -> float:
+    return sum(p.value for p in parts)
+
+
+def _promote_coherent_files(
+    scored: list[tuple[int, list[ScorePart]]], chunks: Sequence[Chunk], rules: RankingRules
+) -> None:
+    """Give the best chunk of each file with several strong candidates one boost."""
+    if not rules.file_coherence or not scored:
+        return
+    totals = [_total(parts) for _, parts in scored]
+    bar = rules.strong_share * max(totals)
+    strong = Counter(
+        chunks[key].file for (key, _), t in zip(scored, totals, strict=True) if t >= bar
+    )
+    best: dict[str, int] = {}
+    for i, (key, _) in enumerate(scored):
+        file = chunks[key].file
+        if strong[file] > 1 and (file not in best or totals[i] > totals[best[file]]):
+            best[file] = i
+    for file, i in best.items():
+        boost = rules.file_coherence * min(strong[file] - 1, 3)
+        scored[i][1].append(ScorePart("file has several matches", boost))
+
+
+def _spread(
+    scored: list[tuple[int, list[ScorePart]]],
+    chunks: Sequence[Chunk],
+    k: int,
+    rules: RankingRules,
+) -> list[Ranked]:
+    """Pick the top ``k`` greedily; each pick of a file damps that file's next chunks."""
+    order = sorted(scored, key=lambda item: (-_total(item[1]), item[0]))
+    if not rules.same_file:
+        return [Ranked(key, _total(parts), tuple(parts)) for key, parts in order[:k]]
+    picked: list[Ranked] = []
+    seen: Counter[str] = Counter()
+    pool = [(key, parts, _total(parts)) for key, parts in order]
+    while pool and len(picked) < k:
+        best_i, best_score = 0, -np.inf
+        for i, (key, _, total) in enumerate(pool):
+            score = total - rules.same_file * seen[chunks[key].file]
+            if score > best_score:
+                best_i, best_score = i, score
+            if total <= best_score:  # sorted by total: no later one can win
+                break
+        key, parts, _ = pool.pop(best_i)
+        file = chunks[key].file
+        if seen[file]:
+            parts = [*parts, ScorePart("same file as a higher hit", -rules.same_file * seen[file])]
+        seen[file] += 1
+        picked.append(Ranked(key, _total(parts), tuple(parts)))
+    return picked
+
+
+def explain(parts: Sequence[ScorePart]) -> str:
+    """One line: ``dense 0.41 + keyword 0.22 + defines 0.50 - test file 0.15 = 0.98``."""
+    if not parts:
+        return ""
+    terms_ = [f"{parts[0].name} {parts[0].value:.2f}"]
+    terms_ += [f"{'-' if p.value < 0 else '+'} {p.name} {abs(p.value):.2f}" for p in parts[1:]]
+    return " ".join(terms_) + f" = {sum(p.value for p in parts):.2f}"

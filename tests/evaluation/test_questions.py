@@ -1,0 +1,111 @@
+"""Question sets: the format (several targets, files or ranges, categories) and NDCG@10."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from nexus.evaluation.metrics import QuerySetError
+from nexus.evaluation.questions import (
+    Place,
+    Question,
+    QuestionRow,
+    is_question_set,
+    parse_questions,
+    question_scores,
+    summarize,
+)
+from tests import helpers
+
+
+def _line(**record) -> str:
+    return json.dumps(record)
+
+
+def test_parses_files_ranges_categories_and_secondary_places() -> None:
+    data = "\n".join(
+        [
+            _line(
+                id="q1",
+                query="where are cookies parsed",
+                category="semantic",
+                targets=[{"file": "a.ts", "start_line": 3, "end_line": 9}, {"file": "b.ts"}],
+                secondary=[{"file": "c.ts"}],
+            ),
+            _line(id=2, query="getCookie", category="symbol", targets=[{"file": "a.ts"}]),
+        ]
+    )
+    first, second = parse_questions(data)
+    assert first.targets == (Place("a.ts", 3, 9), Place("b.ts"))
+    assert first.secondary == (Place("c.ts"),)
+    assert (second.id, second.category) == ("2", "symbol")
+    assert is_question_set(data)
+    old_format = _line(id="q", query="x", target={"file": "a", "start_line": 1, "end_line": 2})
+    assert not is_question_set(old_format)
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"id": "q", "query": "x", "targets": []}, "at least one place"),
+        ({"id": "q", "query": "x", "targets": {"file": "a"}}, "must be a list"),
+        ({"id": "q", "query": "x", "category": "vibes", "targets": [{"file": "a"}]}, "category"),
+        ({"id": "q", "query": "x", "targets": [{"file": "a", "start_line": 5}]}, "end_line"),
+        (
+            {"id": "q", "query": "x", "targets": [{"file": "a", "start_line": 9, "end_line": 2}]},
+            "swap them",
+        ),
+        ({"query": "x", "targets": [{"file": "a"}]}, '"id"'),
+    ],
+)
+def test_bad_records_are_named_with_a_fix(record: dict, message: str) -> None:
+    with pytest.raises(QuerySetError, match="line 2") as info:
+        parse_questions(
+            _line(id="ok", query="x", targets=[{"file": "a"}]) + "\n" + json.dumps(record)
+        )
+    assert message in str(info.value)
+
+
+def _question(*targets: Place) -> Question:
+    return Question("q", "x", "semantic", targets)
+
+
+def _chunks(*spans: tuple[str, int, int]):
+    return [helpers.make_chunk(f"c{i}", f, s, e) for i, (f, s, e) in enumerate(spans)]
+
+
+def test_ndcg_on_hand_checked_examples() -> None:
+    question = _question(Place("a.ts", 10, 20), Place("b.ts"))
+    files = {"a.ts", "b.ts"}
+    # Both targets at ranks 1 and 2: perfect.
+    ranked = _chunks(("a.ts", 15, 30), ("b.ts", 1, 5))
+    assert question_scores(question, ranked, files)["NDCG@10"] == pytest.approx(1.0)
+    # a.ts at rank 2 (rank 1 misses its lines), b.ts at rank 3.
+    ranked = _chunks(("a.ts", 30, 40), ("a.ts", 1, 10), ("b.ts", 1, 5))
+    scores = question_scores(question, ranked, files)
+    ideal = 1 + 1 / math.log2(3)
+    assert scores["NDCG@10"] == pytest.approx((1 / math.log2(3) + 1 / math.log2(4)) / ideal)
+    assert scores["MRR@10"] == pytest.approx(0.5)
+    assert scores["R@5"] == pytest.approx(1.0)
+    # A target counts once: two chunks covering a.ts give no extra gain.
+    ranked = _chunks(("a.ts", 10, 12), ("a.ts", 13, 20))
+    assert question_scores(question, ranked, files)["NDCG@10"] == pytest.approx(1 / ideal)
+    # A target whose file is not indexed leaves the ideal: one of one present, found first.
+    assert question_scores(question, _chunks(("a.ts", 1, 10)), {"a.ts"})["NDCG@10"] == 1.0
+    # Nothing found.
+    assert question_scores(question, _chunks(("c.ts", 1, 9)), files)["NDCG@10"] == 0.0
+
+
+def test_summaries_per_category() -> None:
+    semantic = Question("s", "x", "semantic", (Place("a.ts"),))
+    symbol = Question("y", "x", "symbol", (Place("a.ts"),))
+    rows = [
+        QuestionRow(semantic, {"NDCG@10": 1.0, "MRR@10": 1.0, "R@5": 1.0}, ()),
+        QuestionRow(symbol, {"NDCG@10": 0.0, "MRR@10": 0.0, "R@5": 0.0}, ()),
+    ]
+    summary = summarize(rows)
+    assert summary["all"]["NDCG@10"] == 0.5
+    assert summary["symbol"]["n"] == 1
+    assert summary["semantic"]["MRR@10"] == 1.0
