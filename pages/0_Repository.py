@@ -103,7 +103,7 @@ with st.expander("What to index", expanded=True):
         "Only files matching (globs, one a line)",
         key=widgets.GLOB_KEYS["include"],
         on_change=repos.apply_selection,
-        placeholder="src/**\nlib/*.ts",
+        placeholder="Empty: every file. For example: src/**",
         height=80,
         help="gitignore patterns relative to the repository root; empty = every file.",
     )
@@ -111,7 +111,7 @@ with st.expander("What to index", expanded=True):
         "Leave out files matching (globs, one a line)",
         key=widgets.GLOB_KEYS["exclude"],
         on_change=repos.apply_selection,
-        placeholder="**/*.stories.tsx\nscripts/",
+        placeholder="Empty: nothing left out. For example: **/*.stories.tsx",
         height=80,
         help="gitignore patterns; a file matching one is not chunked.",
     )

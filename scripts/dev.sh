@@ -45,7 +45,10 @@ case "${1:-}" in
     ;;
   app)
     setup_python
-    exec "$VENV/bin/streamlit" run app.py --server.headless true "${@:2}"
+    # No file watcher: it followed the whole checkout (.venv, caches, what builds write) and
+    # an idle server used a core (bench/idle_cpu.py). To rerun on save while editing, add
+    # --server.fileWatcherType auto (the last of a flag wins).
+    exec "$VENV/bin/streamlit" run app.py --server.headless true --server.fileWatcherType none "${@:2}"
     ;;
   test)
     setup_python

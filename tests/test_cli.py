@@ -309,3 +309,35 @@ def test_no_words_view_flag_turns_the_dual_view_off():
     assert config_from_args(build_parser().parse_args(["index", "x"])).words_view
     args = build_parser().parse_args(["search", "x", "q", "--no-words-view"])
     assert not config_from_args(args).words_view
+
+
+@pytest.mark.parametrize("verb", ["index", "search"])
+def test_index_and_search_remember_the_scan(capsys, monkeypatch, tmp_path, verb):
+    """A second run reads only the files that changed (none here), as the dashboard does."""
+    import shutil
+
+    from nexus import cli
+    from nexus.ingest import scan_cache, sources
+    from nexus.retrieval.embedding import CachedEmbedder
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    monkeypatch.setattr(scan_cache, "RACY_NS", 0)  # ctime is "now" in a fresh copy
+    monkeypatch.setattr(
+        cli, "_embedder", lambda args, config: CachedEmbedder(HashingEmbedder(), cli._cache(args))
+    )
+    cache = str(tmp_path / "cache")
+    extra = ["payment"] if verb == "search" else []
+    assert run(capsys, verb, str(repo), *extra, "--cache", cache)[0] == 0
+    assert list((tmp_path / "cache" / "scans").iterdir())
+    read = []
+    real = sources._read_path
+
+    def counting(path, cap):  # noqa: ANN001, ANN202 - as sources._read_path
+        read.append(path)
+        return real(path, cap)
+
+    monkeypatch.setattr(sources, "_read_path", counting)
+    assert run(capsys, verb, str(repo), *extra, "--cache", cache)[0] == 0
+    assert [path.name for path in read] == [".gitignore"]  # ignore rules are always read

@@ -135,7 +135,18 @@ def ingest_settings_from_args(args: argparse.Namespace) -> IngestSettings:
         changes["exclude"] = (*selection.exclude, *args.exclude)
     if args.language:
         changes["languages"] = (*selection.languages, *parse_languages(",".join(args.language)))
-    return IngestSettings(selection=selection.with_(**changes))
+    # The verbs that open saved indexes remember the folder's scan beside them, as the
+    # dashboard does: a second run reads only changed files (CACHE/scans/).
+    scans = None
+    if getattr(args, "verb", None) in SCAN_CACHE_VERBS:
+        from nexus.cli.cache import cache_folder
+
+        scans = cache_folder(args) / "scans"
+    return IngestSettings(selection=selection.with_(**changes), scan_cache=scans)
+
+
+#: Verbs whose repository scan is remembered in the cache folder (they take ``--cache``).
+SCAN_CACHE_VERBS = ("index", "search")
 
 
 def open_target(args: argparse.Namespace) -> Repository:

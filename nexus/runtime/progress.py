@@ -20,13 +20,16 @@ class BuildProgress:
     done: int  # chunks whose vectors are in the index so far
     total: int  # chunks made so far (all of them once every file is chunked)
     embedded: int  # of those, texts the model embedded (the rest came from the cache)
-    rate: float | None  # chunks per second since embedding began
+    rate: float | None  # chunks per second of embedding time (frozen once nothing is embedded)
     error: str = ""
     files_done: int = 1  # files chunked so far
     files: int = 1
     model_loading: bool = False  # the model is still loading (while files are chunked)
     bytes_done: int = 0  # bytes of the files chunked so far
     bytes: int = 0  # bytes of all files to chunk
+    # Seconds per chunk over the recent batches, smoothed (builds.ETA_SMOOTHING): what the
+    # time left is reckoned from. None: reckon from ``rate``.
+    seconds_per_chunk: float | None = None
 
     @property
     def running(self) -> bool:
@@ -57,10 +60,11 @@ class BuildProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the current rate (None before the first batch)."""
-        if not self.rate:
-            return None
-        return (self.expected_total - self.done) / self.rate
+        """Seconds left at the recent, smoothed pace (None before the first batch)."""
+        left = self.expected_total - self.done
+        if self.seconds_per_chunk is not None:
+            return left * self.seconds_per_chunk
+        return left / self.rate if self.rate else None
 
     def summary(self) -> str:
         """One line for people: phase, files chunked, chunks embedded, speed, time left,

@@ -107,6 +107,18 @@ def _schema() -> Any:
     return pa.schema(fields)
 
 
+#: A column only the tasks' output has: a row with it set is no chunk but a file that
+#: could not be chunked (``file``, and the error here). The driver takes those rows out
+#: into run.json's ``not_chunked``; the shards and chunks.jsonl never hold them.
+NOT_CHUNKED = "not_chunked"
+
+
+def _task_schema() -> Any:
+    import pyarrow as pa
+
+    return _schema().append(pa.field(NOT_CHUNKED, pa.string()))
+
+
 def _file_row(info: FileInfo, data: bytes) -> dict[str, Any]:
     return {
         "path": info.path,
@@ -124,7 +136,8 @@ def _chunk_files(
     """``map_batches`` task: a batch of file rows -> their chunks, in file order.
 
     A file that fails is named on stderr (Ray forwards a task's output to the driver's
-    console) and skipped, as the local engine does; the other files go on.
+    console) and skipped, as the local engine does; the other files go on. It comes back
+    as a row of its own (``NOT_CHUNKED``), which the driver writes to run.json.
     """
     import pyarrow as pa
 
@@ -138,8 +151,23 @@ def _chunk_files(
         )
         if result.error:
             print(f"nexus: {info.path}: not chunked: {result.error}", file=sys.stderr)
+            rows.append({"file": info.path, NOT_CHUNKED: result.error})
         rows.extend(c.to_dict() for c in result.chunks)
-    return pa.Table.from_pylist(rows, schema=_schema())
+    return pa.Table.from_pylist(rows, schema=_task_schema())
+
+
+def _split_failures(batch: Any) -> tuple[Any, list[dict[str, str]]]:
+    """A batch of task output -> (its chunk rows, without the column; the files that
+    could not be chunked, as ``{"path", "error"}``)."""
+    import pyarrow.compute as pc
+
+    failed = pc.is_valid(batch.column(NOT_CHUNKED))
+    failures = [
+        {"path": row["file"], "error": row[NOT_CHUNKED]}
+        for row in batch.filter(failed).select(["file", NOT_CHUNKED]).to_pylist()
+    ]
+    chunks = batch.filter(pc.invert(failed)) if failures else batch
+    return chunks.drop_columns([NOT_CHUNKED]), failures
 
 
 class _EmbedChunks:
@@ -153,7 +181,11 @@ class _EmbedChunks:
         import pyarrow as pa
 
         texts = batch.column("embedding_text").to_pylist()
-        vectors = np.asarray(self.embedder.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+        keep = [i for i, text in enumerate(texts) if text is not None]  # not failure rows
+        vectors = np.zeros((len(texts), self.embedder.dim), np.float32)
+        if keep:
+            found = self.embedder.encode([texts[i] for i in keep])
+            vectors[keep] = np.asarray(found, dtype=np.float32).reshape(len(keep), -1)
         flat = pa.array(vectors.reshape(-1), type=pa.float32())
         return batch.append_column(
             "vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
@@ -232,8 +264,11 @@ def run(
     records: list[Chunk] = []
     vectors: list[np.ndarray] = []
     shards: list[str] = []
+    not_chunked: list[dict[str, str]] = []
     with open(out / "chunks.jsonl", "w", encoding="utf-8") as jsonl:
-        for batch in chunks.iter_batches(batch_size=SHARD_ROWS, batch_format="pyarrow"):
+        for output in chunks.iter_batches(batch_size=SHARD_ROWS, batch_format="pyarrow"):
+            batch, failures = _split_failures(output)
+            not_chunked.extend(failures)
             if batch.num_rows == 0:
                 continue
             name = f"part-{len(shards):05d}.parquet"
@@ -258,6 +293,7 @@ def run(
         "repo": repo.name,
         "files": len(infos),
         "chunks": len(records),
+        "not_chunked": not_chunked,  # files a task could not chunk, with the error
         "settings": config.to_dict(),
         "model": model if embedder is not None else None,
         "seconds": round(seconds, 3),

@@ -18,11 +18,13 @@ import streamlit as st
 from nexus.ui import indexing, links, render, safe, settings, widgets
 
 
-def page_setup(title: str, load_model: bool = False) -> None:
+def page_setup(title: str, load_model: bool = True) -> None:
     """First call of every page: page config, kept widget values, defaults.
 
-    ``load_model`` (pages that embed): the model starts loading on a thread before a
-    link's repository is opened, so a cold server reads the files meanwhile.
+    ``load_model``: the model starts loading on a thread before a link's repository is
+    opened, so a cold server reads the files meanwhile. Every page does it (Streamlit runs
+    no app code before the first page is shown): a saved index opened later on Search
+    waited 10-20 s for the model when only Search loaded it.
     """
     st.set_page_config(
         page_title=f"Nexus · {title}", page_icon=":material/view_agenda:", layout="wide"

@@ -127,3 +127,28 @@ def test_zip_without_code_warns_and_pages_cope(page, tmp_path: Path) -> None:
         at.switch_page(target).run()
         assert not at.exception
         assert at.warning
+
+
+@pytest.mark.parametrize("name", ["home", "chunks"])
+def test_the_model_starts_loading_on_the_first_page_shown(
+    page, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Not only on Search: a saved index opened there waited 10-20 s for the model."""
+    from nexus.ui import state
+
+    loaded = []
+
+    class Model:
+        @property
+        def dim(self) -> int:  # reading it loads a real model
+            loaded.append(True)
+            return 16
+
+    monkeypatch.setenv("NEXUS_UI_EMBEDDER", "model")
+    monkeypatch.setattr(state, "_MODEL_LOADERS", {})
+    monkeypatch.setattr(state, "get_embedder", lambda words_view=True: Model())
+    page(name).run()
+    loader = state._MODEL_LOADERS.get(True)
+    assert loader is not None
+    loader.join(10)
+    assert loaded

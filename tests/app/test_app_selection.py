@@ -17,6 +17,15 @@ def test_home_says_what_nexus_is_for_and_what_is_chunked(page) -> None:
     assert [t.label for t in at.toggle][:2] == ["Tests (1 file)", "Generated (1 file)"]
 
 
+def test_glob_placeholders_do_not_look_like_entered_globs(page) -> None:
+    """An empty box shows what empty means and an example, never a bare pattern."""
+    at = page("home").run()
+    for key in ("files_include", "files_exclude"):
+        box = at.text_area(key=key)
+        assert box.value == ""
+        assert box.placeholder.startswith("Empty: ") and "For example: " in box.placeholder
+
+
 def test_switches_and_globs_update_the_counts_and_the_pages(page) -> None:
     at = page("home").run()
     assert metric(at, "Chunkable files") == "10"

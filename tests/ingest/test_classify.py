@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from nexus.ingest.classify import classify, detect_language, unsupported_language
@@ -65,7 +67,7 @@ LONG_LINES = b"\n".join([b"x" * 400] * 4)  # mean 400 over 1,600 characters
         ("pnpm-lock.yaml", b"lockfileVersion: 9", C.LOCKFILE, "yaml", "lockfile"),
         # minified
         ("public/app.min.js", JS, C.MINIFIED, "javascript", "'app.min.js'"),
-        ("src/bundle.js", MINIFIED_LINE, C.MINIFIED, "javascript", "longest line is 1,600"),
+        ("src/bundle.js", MINIFIED_LINE, C.MINIFIED, "javascript", "longest line 1,600"),
         ("src/wide.ts", LONG_LINES, C.MINIFIED, "typescript", "mean line length 400"),
         ("src/short.js", b"x" * 350, C.SOURCE, "javascript", "javascript source"),
         ("data/big.json", MINIFIED_LINE, C.CONFIG, "json", "json"),
@@ -224,7 +226,8 @@ def test_chunkable_only_for_source_with_a_grammar_by_default() -> None:
 def test_minified_reason_states_its_numbers() -> None:
     info = classify("src/bundle.js", MINIFIED_LINE, len(MINIFIED_LINE))
     assert info.reason == (
-        "longest line is 1,600 characters (> 1,000); mean line length 1,600 over 1 lines"
+        "100% of its 1,600 characters sit in lines over 1,000 characters; "
+        "longest line 1,600, mean 1,600 over 1 lines"
     )
     info = classify("src/wide.js", LONG_LINES, len(LONG_LINES))
     assert info.reason == "mean line length 400 characters over 4 lines (> 300)"
@@ -237,3 +240,91 @@ def test_minified_counts_characters_not_bytes() -> None:
     info = classify("src/fr.js", line, len(line))
     assert info.category is C.MINIFIED
     assert "1,100 characters" in info.reason
+
+
+# three.js's src/math/MathUtils.js: a 256-entry lookup table on one 1,552-character line
+# in a hand-written file of 741 lines whose mean length is 10.
+LUT = "const _lut = [ " + ", ".join(f"'{i:02x}'" for i in range(256)) + " ];"
+TABLE_FILE = "\n".join(
+    ["export const MathUtils = {"] + [f"\tf{i}: ( x ) => x * {i}," for i in range(740)] + [LUT]
+).encode()
+
+
+def test_one_long_table_line_does_not_make_a_file_minified() -> None:
+    assert len(LUT) > 1500
+    info = classify("src/math/MathUtils.js", TABLE_FILE, len(TABLE_FILE))
+    assert info.category is C.SOURCE, info.reason
+
+
+def test_mostly_long_lines_is_minified() -> None:
+    wide = TABLE_FILE + ("\n" + LUT).encode() * 30  # now most characters sit in long lines
+    info = classify("src/math/MathUtils.js", wide, len(wide))
+    assert info.category is C.MINIFIED
+    assert "sit in lines over 1,000 characters" in info.reason
+
+
+def test_real_minified_bundles_are_minified() -> None:
+    """Streamlit's own front-end bundles (a dependency, so always installed) are minified."""
+    import streamlit
+
+    static = Path(streamlit.__file__).parent / "static"
+    bundles = [p for p in static.rglob("*.js") if p.stat().st_size > 20_000][:40]
+    assert len(bundles) >= 10
+    for bundle in bundles:
+        raw = bundle.read_bytes()
+        info = classify(f"dist/{bundle.name}", raw, len(raw), max_file_bytes=100_000_000)
+        assert info.category is C.MINIFIED, (bundle.name, info.reason)
+
+
+# Real paths from sentry-javascript, TanStack/query, vite and others: the rule each one
+# matches (None: source).
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        (
+            "dev-packages/browser-integration-tests/suites/replay/dsc/subject.js",
+            "'*-tests/' (folder 'browser-integration-tests/')",
+        ),
+        (
+            "dev-packages/node-integration-tests/suites/express/tracing/test.ts",
+            "'*-tests/' (folder 'node-integration-tests/')",
+        ),
+        (
+            "dev-packages/e2e-tests/test-applications/nextjs-15/app/page.tsx",
+            "'*-tests/' (folder 'e2e-tests/')",
+        ),
+        (
+            "packages/query-codemods/src/v4/__testfixtures__/default-import.input.tsx",
+            "'__fixtures__/' (folder '__testfixtures__/')",
+        ),
+        ("scripts/__fixtures__/size-limit-sample.js", "'__fixtures__/'"),
+        ("packages/core/src/__mocks__/fetch.ts", "'__mocks__/'"),
+        ("playground/forward-console/fixtures/throw-dep/index.js", "'fixtures/'"),
+        ("apps/web/cypress/support/commands.ts", "'cypress/'"),
+        ("packages/app/playwright/fixtures.ts", "'playwright/'"),
+        ("apps/shop-e2e/src/app.ts", "'*-e2e/' (folder 'shop-e2e/')"),
+        ("crates/parser/integration_tests/smoke.rs", "'*_tests/' (folder 'integration_tests/')"),
+        ("internal/render/testdata/page.go", "'testdata/'"),
+        ("src/test/java/org/acme/App.java", "'test/'"),
+        ("core/src/main/java/org/acme/RouterTest.java", "'*Test.java'"),
+        ("core/src/main/java/org/acme/RouterIT.java", "'*Test.java'"),
+        ("tests/conftest.py", "'tests/'"),
+        ("src/conftest.py", "'conftest.py'"),
+        ("web/login.cy.ts", "'*.cy.*'"),
+        # source, whatever the words in the path
+        ("packages/astro/src/integration/cloudflare.ts", None),
+        ("packages/core/src/integrations/requestdata.ts", None),
+        ("dev-packages/test-utils/src/server.ts", None),
+        ("core/src/main/java/org/acme/Latest.java", None),
+        ("core/src/main/java/org/acme/Edit.java", None),
+        ("src/contest/entry.py", None),
+        ("src/testing.go", None),
+    ],
+)
+def test_test_rules_on_monorepo_paths(path: str, rule: str | None) -> None:
+    info = classify(path, JS, len(JS))
+    if rule is None:
+        assert info.category is C.SOURCE, info.reason
+    else:
+        assert info.category is C.TEST, path
+        assert info.reason == f"matches test pattern {rule}"

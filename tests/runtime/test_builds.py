@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -281,3 +282,67 @@ def test_an_opened_index_answers_by_keywords_from_its_saved_table(
     hits = build.keyword_hits("refund payment", 3)
     assert [(h.chunk.id, h.key) for h in hits] == [("pay", 10)]
     assert build._keywords is None  # no table built: the saved one answered
+
+
+class _ClockedEmbedder(HashingEmbedder):
+    """Each batch takes the next of ``seconds`` on a fake clock."""
+
+    def __init__(self, now: list[float], seconds: list[float]) -> None:
+        super().__init__(dim=16)
+        self.now, self.seconds = now, list(seconds)
+
+    def encode(self, texts, progress=None):  # noqa: ANN001, ANN201 - HashingEmbedder's
+        if threading.current_thread().name == builds.BUILD_THREAD:
+            self.now[0] += self.seconds.pop(0)
+        return super().encode(texts, progress)
+
+
+def test_the_rate_counts_embedding_time_only_and_is_frozen_when_done(
+    cache: EmbeddingCache,
+) -> None:
+    """Chunking takes 100 s of the fake clock, the two batches 2 s each: 12 chunks in
+    4 s of embedding is 3 chunks/s, however long ago the build finished."""
+    now = [0.0]
+    chunks = [make_chunk(f"g{i}", text=f"const g{i} = {i}") for i in range(12)]
+
+    def slow_parts():  # noqa: ANN202
+        for chunk in chunks:
+            now[0] += 100 / len(chunks)
+            yield [chunk]
+
+    stream = builds.ChunkStream(slow_parts(), [10] * len(chunks))
+    embedder = CachedEmbedder(_ClockedEmbedder(now, [2.0, 2.0]), cache)
+    build = builds.IndexBuild(stream, embedder, batch=6, clock=lambda: now[0], idle_after=1e9)
+    build.first_batch = 6
+    build.start().join(10)
+    done = build.progress()
+    assert done.phase == "done" and done.rate == pytest.approx(3.0)
+    now[0] += 3600
+    assert build.progress().rate == pytest.approx(3.0)
+
+
+def test_the_time_left_is_smoothed_over_batches() -> None:
+    """A batch read from the cache (100x faster) moves the time left by a fifth, not
+    twentyfold; the pace follows a lasting change within a few batches."""
+    progress = builds.BuildProgress(builds.EMBEDDING, 100, 1100, 100, rate=2.0)
+    assert progress.eta_s == pytest.approx(500)  # no pace yet: from the rate
+    pace = None
+    etas = []
+    for seconds in [0.5, 0.5, 0.005, 0.5]:
+        pace = seconds if pace is None else pace + builds.ETA_SMOOTHING * (seconds - pace)
+        etas.append(replace(progress, seconds_per_chunk=pace).eta_s)
+    assert etas[0] == pytest.approx(500)
+    assert etas[2] == pytest.approx(401)  # not 5 s
+    assert etas[3] > etas[2]
+
+
+def test_the_build_smooths_its_pace_on_the_fake_clock(cache: EmbeddingCache) -> None:
+    now = [0.0]
+    seconds = [6.0, 6.0, 0.06, 6.0]  # 6 chunks a batch: 1 s a chunk, then one cached batch
+    embedder = CachedEmbedder(_ClockedEmbedder(now, seconds), cache)
+    chunks = [make_chunk(f"h{i}", text=f"const h{i} = {i}") for i in range(24)]
+    build = builds.IndexBuild(chunks, embedder, batch=6, clock=lambda: now[0], idle_after=1e9)
+    build.first_batch = 6
+    build.start().join(10)
+    pace = build.progress().seconds_per_chunk
+    assert pace == pytest.approx(1.0 * 0.8 + 0.01 * 0.2 + (1.0 - 0.802) * 0.2)

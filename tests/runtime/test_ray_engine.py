@@ -87,3 +87,30 @@ def test_ray_index_embeds_in_actors_and_search_opens_it(real_embedder, tmp_path,
     np.testing.assert_allclose(vectors, expected, atol=1e-4)
     assert cli.main(["search", str(repo), "refund a payment", "--cache", str(cache)]) == 0
     assert "opened saved ast index" in capsys.readouterr().err
+
+
+def test_a_file_a_task_cannot_chunk_reaches_the_manifest_rows(monkeypatch, capsys) -> None:
+    """A task's failure comes back as a row of its own, which the driver takes out of the
+    chunks (into run.json's ``not_chunked``); the other files' chunks are unchanged."""
+    import pyarrow as pa
+
+    from nexus.runtime import ray_engine
+    from nexus.runtime.stream import FileChunks
+
+    repo = open_repository(SAMPLES / "express-images")
+    infos = [info for info in repo.files if info.chunkable][:3]
+    real = ray_engine.chunk_ref
+
+    def chunk_ref(ref, config, **kwargs):  # noqa: ANN001, ANN202 - as chunk_ref
+        if ref.info.path == infos[1].path:
+            return FileChunks(ref.info.path, error="ValueError: broken")
+        return real(ref, config, **kwargs)
+
+    monkeypatch.setattr(ray_engine, "chunk_ref", chunk_ref)
+    rows = [ray_engine._file_row(info, repo.contents[info.path]) for info in infos]
+    output = ray_engine._chunk_files(pa.Table.from_pylist(rows), ChunkConfig(), repo.name, None)
+    chunks, failures = ray_engine._split_failures(output)
+    assert failures == [{"path": infos[1].path, "error": "ValueError: broken"}]
+    assert chunks.schema == ray_engine._schema()
+    assert set(chunks.column("file").to_pylist()) == {infos[0].path, infos[2].path}
+    assert f"{infos[1].path}: not chunked" in capsys.readouterr().err
