@@ -316,8 +316,9 @@ def test_index_and_search_remember_the_scan(capsys, monkeypatch, tmp_path, verb)
     """A second run reads only the files that changed (none here), as the dashboard does."""
     import shutil
 
-    from nexus import cli
-    from nexus.ingest import scan_cache, sources
+    from nexus.cli import cache as cache_verb
+    from nexus.cli import indexes
+    from nexus.ingest import repository, scan_cache
     from nexus.retrieval.embedding import CachedEmbedder
     from nexus.ui.fake_embedder import HashingEmbedder
 
@@ -325,19 +326,21 @@ def test_index_and_search_remember_the_scan(capsys, monkeypatch, tmp_path, verb)
     shutil.copytree(SAMPLES / "ts-payments", repo)
     monkeypatch.setattr(scan_cache, "RACY_NS", 0)  # ctime is "now" in a fresh copy
     monkeypatch.setattr(
-        cli, "_embedder", lambda args, config: CachedEmbedder(HashingEmbedder(), cli._cache(args))
+        indexes,
+        "cached_embedder",
+        lambda args, config: CachedEmbedder(HashingEmbedder(), cache_verb.open_cache(args)),
     )
     cache = str(tmp_path / "cache")
     extra = ["payment"] if verb == "search" else []
     assert run(capsys, verb, str(repo), *extra, "--cache", cache)[0] == 0
     assert list((tmp_path / "cache" / "scans").iterdir())
     read = []
-    real = sources._read_path
+    real = repository.read_path
 
-    def counting(path, cap):  # noqa: ANN001, ANN202 - as sources._read_path
+    def counting(path, cap):  # noqa: ANN001, ANN202 - as repository.read_path
         read.append(path)
         return real(path, cap)
 
-    monkeypatch.setattr(sources, "_read_path", counting)
+    monkeypatch.setattr(repository, "read_path", counting)
     assert run(capsys, verb, str(repo), *extra, "--cache", cache)[0] == 0
     assert [path.name for path in read] == [".gitignore"]  # ignore rules are always read

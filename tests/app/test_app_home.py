@@ -134,7 +134,7 @@ def test_the_model_starts_loading_on_the_first_page_shown(
     page, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Not only on Search: a saved index opened there waited 10-20 s for the model."""
-    from nexus.ui import state
+    from nexus.ui import indexing
 
     loaded = []
 
@@ -145,10 +145,10 @@ def test_the_model_starts_loading_on_the_first_page_shown(
             return 16
 
     monkeypatch.setenv("NEXUS_UI_EMBEDDER", "model")
-    monkeypatch.setattr(state, "_MODEL_LOADERS", {})
-    monkeypatch.setattr(state, "get_embedder", lambda words_view=True: Model())
+    monkeypatch.setattr(indexing, "_MODEL_LOADERS", {})
+    monkeypatch.setattr(indexing, "get_embedder", lambda words_view=True: Model())
     page(name).run()
-    loader = state._MODEL_LOADERS.get(True)
+    loader = indexing._MODEL_LOADERS.get(True)
     assert loader is not None
     loader.join(10)
     assert loaded
