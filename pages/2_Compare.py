@@ -17,10 +17,11 @@ repo = repos.current_repo()
 st.title("Line-based vs AST chunks")
 st.caption(
     f"Baseline: windows of {config.line_window} lines. AST: max {config.max_tokens} / "
-    f"min {config.min_tokens} tokens, profile {config.profile}. A unit is *split* when no "
-    "single chunk holds all of it; *unit share* is the share of the chunk's lines that are "
-    "the unit's own, averaged over units (1 = each unit has a chunk to itself; higher is "
-    "better). Files without units are left out of it."
+    f"min {config.min_tokens} tokens, profile {config.profile}. A unit is *split* when a "
+    "chunk boundary falls inside its code; a class too large for one chunk is *divided* "
+    "between its members instead (a member cut in two is split). *Unit share* is the "
+    "share of the chunk's lines that are the unit's own, averaged over units (1 = each "
+    "unit has a chunk to itself; higher is better). Files without units are left out of it."
 )
 if not repos.chunkable_paths(repo):
     st.warning(f"{safe.code(repo.name)} has no chunkable files (the Repository page says why).")
@@ -36,7 +37,7 @@ def compare_labels(
     for title, chunks in (("Line-based", line_chunks), ("AST", ast_chunks)):
         cuts = cuts_at_start(analysis.units, chunks)
         labels.append([render.chunk_label(i, c, cuts=cuts[i]) for i, c in enumerate(chunks)])
-        split = [f.unit for f in unit_fates(analysis.units, chunks) if not f.intact]
+        split = [f.unit for f in unit_fates(analysis.units, chunks) if f.split]
         head += render.unit_links(f"Units the {title} chunks split (click to scroll)", split)
     return labels[0], labels[1], head
 

@@ -11,14 +11,18 @@ from nexus.config import ChunkConfig
 from nexus.ingest.sources import open_repository
 
 TESTS = Path(__file__).resolve().parent
-# The sample repositories hold JS, TS, TSX and Python; tests/data/polyglot Go, Java and Rust.
+# The sample repositories hold JS, TS, TSX and Python; tests/data/polyglot Go, Java and Rust;
+# tests/data/parse_errors a file whose root is ERROR (since version 3).
 REPOSITORIES = sorted(p for p in (TESTS.parent / "sample_repos").iterdir() if p.is_dir())
-REPOSITORIES.append(TESTS / "data" / "polyglot")
+REPOSITORIES += [TESTS / "data" / "polyglot", TESTS / "data" / "parse_errors"]
 
 # The digest of every test repository's chunks for each CHUNKS_VERSION. When a change
 # moves a chunk, bump CHUNKS_VERSION and record the new digest, so saved indexes rebuild.
 DIGESTS = {
-    2: "049bf7ffe6a0be6521a517e731a62332de2a09ae6722798815fd27dca23a92be",
+    2: "049bf7ffe6a0be6521a517e731a62332de2a09ae6722798815fd27dca23a92be",  # without parse_errors
+    # A file whose root is ERROR is read again in blocks (nexus/chunking/recovery.py);
+    # version 2's chunker gave dd3b1c87... for these repositories.
+    3: "956f7929bb74765a0dbf891a3d088efd18df351c647603b477e379f2ae46b263",
 }
 
 

@@ -24,6 +24,7 @@ from nexus.chunking.extract import (
 from nexus.chunking.imports import declared_exports, imported_names
 from nexus.chunking.languages import LANGUAGES, contains_jsx, error_ranges, parse
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
+from nexus.chunking.recovery import Recovery, recover
 from nexus.chunking.tokens import TokenIndex
 from nexus.types import Chunk, SourceFile, Unit
 
@@ -56,6 +57,9 @@ class FileAnalysis:
     units_at: dict[tuple[int, int, str], Unit | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # A file whose root is ERROR, read again block by block (``recovery.py``): its
+    # statements and units come from there.
+    recovery: Recovery | None = field(default=None, repr=False, compare=False)
 
     @property
     def data(self) -> bytes:
@@ -87,7 +91,9 @@ class FileAnalysis:
     @cached_property
     def top_nodes(self) -> list[tree_sitter.Node]:
         """The root's children (each ``tree.root_node`` is a new node that builds its
-        children list again)."""
+        children list again); for a recovered file, the statements of its blocks."""
+        if self.recovery is not None:
+            return self.recovery.top_nodes
         return self.tree.root_node.children
 
     @cached_property
@@ -121,7 +127,8 @@ class FileAnalysis:
     @cached_property
     def units(self) -> list[Unit]:
         """Every unit of the file, nested ones too, in source order."""
-        return extract_units(self.tree, self.language)
+        roots = self.recovery.roots if self.recovery is not None else None
+        return extract_units(self.tree, self.language, roots)
 
     @cached_property
     def unit_table(self) -> UnitTable:
@@ -256,6 +263,7 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
     if language not in LANGUAGES:
         raise ValueError(f"{source.info.path}: language {language!r} is not chunkable")
     tree = parse(source.data, language)
+    recovery = recover(tree, source.data, language)  # None unless the root is ERROR
     newlines = np.flatnonzero(np.frombuffer(source.data, dtype=np.uint8) == 0x0A)
     line_starts = array("q", [0])
     line_starts.frombytes((newlines + 1).view(np.uint8))
@@ -263,8 +271,9 @@ def analyze(source: SourceFile, encoding: str) -> FileAnalysis:
         source=source,
         language=language,
         tree=tree,
-        error_ranges=error_ranges(tree),
+        error_ranges=recovery.error_ranges if recovery is not None else error_ranges(tree),
         has_jsx=contains_jsx(tree, source.data, language),
         tokens=TokenIndex(source.data, encoding, source.text),
         line_starts=line_starts,
+        recovery=recovery,
     )

@@ -320,19 +320,22 @@ def _unit(
 def extract_units(
     tree: tree_sitter.Tree,
     language: str,
+    roots: list[tree_sitter.Node] | None = None,
 ) -> list[Unit]:
     """Every unit of a parsed file, in source order, nested ones with their parent.
 
     Candidates come from one tree-sitter query (the walk runs in C, so deep
     nesting costs no Python recursion); the enclosing unit is the nearest earlier
     unit whose span contains this one. A unit's span is the whole definition
-    statement (``export``, ``const x =`` included), never its doc comment.
+    statement (``export``, ``const x =`` included), never its doc comment. ``roots``:
+    where to look instead of the tree's root (a recovered file's blocks).
     """
     spec = LANGUAGES[language]
     declared = declared_exports(tree, language)
     found: list[tuple[tree_sitter.Node, str, str, tree_sitter.Node]] = []
     seen_spans: set[tuple[int, int]] = set()
-    for node in unit_nodes(tree, language):
+    candidates = [node for root in roots or [tree.root_node] for node in unit_nodes(root, language)]
+    for node in candidates:
         classified = _classify(node, spec)
         if classified is None:
             continue

@@ -365,11 +365,10 @@ def _compiled_query(language: str) -> tree_sitter.Query:
     return tree_sitter.Query(grammar, _query_source(LANGUAGES[language], grammar))
 
 
-def unit_nodes(tree: tree_sitter.Tree, language: str) -> list[tree_sitter.Node]:
-    """Nodes that may define a unit, in source order, found in one walk that runs in C."""
-    return (
-        tree_sitter.QueryCursor(_compiled_query(language)).captures(tree.root_node).get("unit", [])
-    )
+def unit_nodes(root: tree_sitter.Node, language: str) -> list[tree_sitter.Node]:
+    """Nodes at or under ``root`` that may define a unit, in source order, found in one
+    walk that runs in C."""
+    return tree_sitter.QueryCursor(_compiled_query(language)).captures(root).get("unit", [])
 
 
 def error_ranges(tree: tree_sitter.Tree) -> list[tuple[int, int]]:

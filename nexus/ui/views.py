@@ -164,6 +164,7 @@ def summary_table(by_strategy: dict[str, tuple[Sequence[Chunk], list[UnitFate]]]
                 "max tokens": max(sizes, default=0),
                 "units": s.units,
                 "units split": s.split,
+                "classes divided": s.divided,
                 "intact share": f"{s.intact_share:.0%}",
                 "mean pieces when split": round(s.mean_pieces_when_split, 2) if s.split else None,
                 "unit share (higher is better)": round(s.mean_dilution, 3) if s.units else None,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from nexus.chunking.fragmentation import summarize, unit_fates
+from nexus.chunking.fragmentation import cuts_at_start, summarize, unit_fates
 from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.tokens import TokenIndex, count_tokens
 from nexus.config import ChunkConfig
@@ -177,3 +177,52 @@ def test_a_split_functions_head_stays_with_its_first_statements(
     head_line = text[: text.index(head.strip().splitlines()[-1])].count("\n") + 1
     assert all(c.token_count >= config.min_tokens for c in chunks if c.end_line >= head_line)
     assert " ".join(c.text for c in chunks).split() == text.split()  # nothing lost
+
+
+def _method(name: str, lines: int) -> str:
+    body = "".join(f"    const v{i} = this.{name}Step({i});\n" for i in range(lines))
+    return f"  {name}(): number {{\n{body}    return 0;\n  }}\n"
+
+
+#: A class of three whole members: too large for one chunk at 64 tokens, each method fits.
+CLASS = (
+    "export class Router {\n  routes: string[] = [];\n\n"
+    + "\n".join(_method(name, 3) for name in ("add", "match", "dispatch"))
+    + "}\n"
+)
+
+
+def test_a_class_divided_between_whole_members_is_not_split():
+    analysis = analyze_text(CLASS, "router.ts")
+    chunks = chunk_analysis(analysis, ChunkConfig(max_tokens=64, min_tokens=0), repo="t")
+    fates = {f.unit.qualname: f for f in unit_fates(analysis.units, chunks)}
+    assert not fates["Router"].intact and fates["Router"].divided
+    assert fates["Router"].status == f"divided in {fates['Router'].pieces}"
+    assert all(fates[f"Router.{m}"].intact for m in ("add", "match", "dispatch"))
+    summary = summarize(list(fates.values()))
+    assert (summary.split, summary.divided, summary.mean_pieces_when_split) == (0, 1, 0.0)
+    assert cuts_at_start(analysis.units, chunks) == [[]] * len(chunks)
+
+
+def test_a_cut_inside_a_member_splits_the_member_and_names_it():
+    analysis = analyze_text(CLASS, "router.ts")
+    dispatch = next(u for u in analysis.units if u.name == "dispatch")
+    # Windows of 10 lines: the third starts inside dispatch (L18-23 of L1-24).
+    chunks = chunk_analysis(analysis, ChunkConfig(strategy="lines", line_window=10), repo="t")
+    assert [c.start_line for c in chunks] == [1, 11, 21]
+    fates = {f.unit.qualname: f for f in unit_fates(analysis.units, chunks)}
+    assert fates["Router"].divided and not fates["Router"].split
+    assert fates["Router.dispatch"].split and fates["Router.dispatch"].pieces == 2
+    summary = summarize(list(fates.values()))
+    assert summary.split == sum(f.split for f in fates.values())
+    assert summary.mean_pieces_when_split == 2
+    cuts = cuts_at_start(analysis.units, chunks)
+    assert cuts == [[], [], [dispatch]]  # the innermost unit, not "cuts Router L1-24"
+
+
+def test_a_function_cut_between_its_closures_is_split():
+    inner = "".join(f"  const f{i} = () => {{\n    return {i};\n  }};\n" for i in range(8))
+    analysis = analyze_text(f"function outer() {{\n{inner}  return 1;\n}}\n", "a.ts")
+    chunks = chunk_analysis(analysis, ChunkConfig(strategy="lines", line_window=10), repo="t")
+    outer = next(f for f in unit_fates(analysis.units, chunks) if f.unit.name == "outer")
+    assert outer.split and outer.pieces == len(chunks)
