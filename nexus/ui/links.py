@@ -23,6 +23,9 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
     "file": ("file", None),
     "q": ("query", None),
     "target": ("target", None),
+    # The Chunks page's selected chunk: its unit and line (nexus.ui.tuning).
+    "unit": ("_link_unit", None),
+    "line": ("_link_line", range(1, 10**9)),
 }
 
 

@@ -2,8 +2,13 @@
 "Go to line"), and what the last settings change did to the file's chunks.
 
 A chunk index alone goes stale when a slider re-chunks the file, so the selection
-also keeps the chunk's first line and follows it; the select box is given the
-current label on every run, so it never shows a chunk that no longer exists.
+also keeps what the user chose: the chunk's unit (its symbol) and first line, or the
+line gone to. A re-chunk selects the chunk of that unit holding that line, else the
+chunk holding the line; the anchor moves only when the user chooses again, so slider
+moves never walk the selection away (re-anchoring on each new chunk's first line moved
+``Hono.constructor`` L127 to L89-125 in three moves). The select box is given the
+current label on every run, so it never shows a chunk that no longer exists. A link
+carries the anchor (``unit``, ``line``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ from nexus.types import Chunk
 from nexus.ui import codeview, paging
 from nexus.ui.linewindow import LineWindow
 
-_INDEX, _LINE, _LABELS = "chunk_index", "chunk_line", "_chunk_labels"
+_INDEX, _SHOWN, _LABELS = "chunk_index", "_chunk_shown", "_chunk_labels"
+#: ``(path, symbol, line)``: the unit (or, without one, the line) the user chose.
+_ANCHOR = "_chunk_anchor"
+#: Session keys a link's ``unit`` and ``line`` are copied to (``state.URL_KEYS``).
+LINK_UNIT, LINK_LINE = "_link_unit", "_link_line"
 _FIND, _MISSED = "_chunk_find", "_chunk_find_missed"
 #: The code view's name for ``nexus.ui.paging`` (its widget keys start with it).
 VIEW = "code"
@@ -26,26 +35,69 @@ VIEW = "code"
 
 def pick_chunk(chunks: list[Chunk], path: str, labels: list[str]) -> int:
     """The selected chunk of ``chunks``: the same index when the chunks did not change,
-    else the chunk holding the line the old selection started at."""
+    else the chunk of the unit or line the user chose (``follow``)."""
     ss = st.session_state
     key = (path, tuple(c.id for c in chunks))
-    index = int(ss.get(_INDEX, 0))
+    anchor = ss.get(_ANCHOR)
+    if anchor is None or anchor[0] != path:
+        anchor = _link_anchor(path)
     goto = paging.take_goto(VIEW)
-    if ss.get("_chunk_key") != key or goto is not None:
-        line = ss.get(_LINE) if ss.get("_chunk_path") == path else None
-        line = goto if goto is not None else line
-        starts = [c.start_line for c in chunks]
-        index = max(bisect_right(starts, line) - 1, 0) if line else 0
-    index = min(max(index, 0), len(chunks) - 1)
+    if goto is not None:
+        index, anchor = follow(chunks, None, goto), (path, None, goto)
+    elif ss.get("_chunk_key") != key:
+        index = follow(chunks, anchor[1], anchor[2]) if anchor else 0
+    else:
+        index = min(max(int(ss.get(_INDEX, 0)), 0), len(chunks) - 1)
+        if index != ss.get(_SHOWN):  # chosen in the list or by a click
+            anchor = None
     find = ss.pop(_FIND, None)
     if find is not None:
         found = find_chunk(chunks, index, find)
         ss[_MISSED] = None if found is not None else find
-        index = index if found is None else found
-    ss["_chunk_key"], ss["_chunk_path"] = key, path
-    ss[_INDEX], ss[_LINE], ss[_LABELS] = index, chunks[index].start_line, labels
+        if found is not None:
+            index, anchor = found, None
+    if anchor is None:
+        anchor = (path, chunks[index].symbol, chunks[index].start_line)
+    ss["_chunk_key"], ss[_ANCHOR] = key, anchor
+    ss[_INDEX], ss[_SHOWN], ss[_LABELS] = index, index, labels
     ss["chunk_pick"] = labels[index]
     return index
+
+
+def follow(chunks: list[Chunk], symbol: str | None, line: int) -> int:
+    """The chunk of unit ``symbol`` that holds ``line`` (or is nearest to it); without
+    one, the chunk holding ``line``, else the first one after it."""
+    own = [i for i, c in enumerate(chunks) if symbol is not None and c.symbol == symbol]
+    if own:
+        return min(own, key=lambda i: _distance(chunks[i], line))
+    starts = [c.start_line for c in chunks]
+    index = max(bisect_right(starts, line) - 1, 0)
+    if chunks[index].end_line < line and index + 1 < len(chunks):
+        index += 1  # the line sits between two chunks (blank lines): the one after it
+    return index
+
+
+def _distance(chunk: Chunk, line: int) -> int:
+    """Lines from ``line`` to the chunk (0 inside it)."""
+    return max(chunk.start_line - line, line - chunk.end_line, 0)
+
+
+def _link_anchor(path: str) -> tuple[str, str | None, int] | None:
+    """The unit and line a link selects (once), when it opened on this file."""
+    ss = st.session_state
+    line = ss.pop(LINK_LINE, None)
+    symbol = ss.pop(LINK_UNIT, None)
+    if line is None or ss.get("file") != path:
+        return None
+    return path, symbol or None, int(line)
+
+
+def link_params() -> dict[str, object]:
+    """What a link to this page adds: the selected chunk's unit and line."""
+    anchor = st.session_state.get(_ANCHOR)
+    if anchor is None:
+        return {}
+    return {"unit": anchor[1], "line": anchor[2]}
 
 
 def chunk_picked() -> None:

@@ -137,3 +137,45 @@ def test_over_the_model_window_is_counted_exactly_without_the_model(
     counter = WordPieceCounter.for_model()
     assert exact and window == 256
     assert pieces == counter.count([c.embedding_text for c in chunks])
+
+
+def _selected(at) -> tuple[int, int, str]:
+    """The selected chunk's first and last line and its symbol, read from its label."""
+    label = at.selectbox(key="chunk_pick").value
+    first, last, symbol = re.search(r"L(\d+)–(\d+)  (.+?)  ·", label).groups()
+    return int(first), int(last), symbol
+
+
+def test_the_selection_stays_on_the_chosen_unit_across_slider_moves(page) -> None:
+    """Each move used to re-anchor on the new chunk's first line, so the selection
+    walked away (issue 22: Hono.constructor L127 ended on L89-125)."""
+    at = page("chunks").run()
+    at.slider(key="max_tokens").set_value(256).run()
+    picker = at.selectbox(key="chunk_pick")
+    choice = next(label for label in picker.options if "ThumbnailCache.store" in label)
+    picker.set_value(choice).run()
+    first, _, symbol = _selected(at)
+    for value in (128, 560, 96, 2048, 256):
+        at.slider(key="max_tokens").set_value(value).run()
+        assert not at.exception
+        start, end, now = _selected(at)
+        assert start <= first <= end, (value, at.selectbox(key="chunk_pick").value)
+        options = at.selectbox(key="chunk_pick").options
+        if any(f"  {symbol}  " in label for label in options):
+            assert now == symbol, (value, now)
+    assert at.selectbox(key="chunk_pick").value == choice  # back at 256: the chunk chosen
+
+
+def test_a_link_opens_on_the_selected_chunk(page) -> None:
+    at = page("chunks").run()
+    picker = at.selectbox(key="chunk_pick")
+    choice = picker.options[6]
+    picker.set_value(choice).run()
+    params = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert params["line"] == str(_selected(at)[0])
+    opened = page("chunks")
+    opened.query_params.update(params)
+    opened.run()
+    assert not opened.exception and not opened.warning
+    assert opened.selectbox(key="chunk_pick").value == choice
+    assert "Syntax tree of chunk #7" in " ".join(m.value for m in opened.markdown)
