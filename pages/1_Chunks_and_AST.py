@@ -9,6 +9,7 @@ from nexus.ui import (
     analyses,
     cache,
     codeview,
+    links,
     paging,
     render,
     repos,
@@ -62,7 +63,7 @@ labels_plain, labels = cache.shared(
 # The selection is kept as a chunk index plus its first line: after a re-chunk the
 # chunk holding that line is selected, and the list shows the current chunks' labels.
 selected = tuning.pick_chunk(chunks, path, labels_plain)
-state.write_url_params(tuning.link_params())  # a link opens on the same chunk
+links.write_url_params(tuning.link_params())  # a link opens on the same chunk
 start = chunks[selected].start_line
 shown = paging.window(tuning.VIEW, path, analysis.source.text, anchor=start)
 pick, find = st.container(key="nx_stack_pick").columns([3, 1])

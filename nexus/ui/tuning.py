@@ -26,7 +26,7 @@ from nexus.ui.linewindow import LineWindow
 _INDEX, _SHOWN, _LABELS = "chunk_index", "_chunk_shown", "_chunk_labels"
 #: ``(path, symbol, line)``: the unit (or, without one, the line) the user chose.
 _ANCHOR = "_chunk_anchor"
-#: Session keys a link's ``unit`` and ``line`` are copied to (``state.URL_KEYS``).
+#: Session keys a link's ``unit`` and ``line`` are copied to (``links.URL_KEYS``).
 LINK_UNIT, LINK_LINE = "_link_unit", "_link_line"
 _FIND, _MISSED = "_chunk_find", "_chunk_find_missed"
 #: The code view's name for ``nexus.ui.paging`` (its widget keys start with it).

@@ -16,7 +16,7 @@ from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import ChunkConfig
 from tests.helpers import analyze_text
 
-FIXTURE = Path(__file__).resolve().parent / "data" / "parse_errors" / "hono_types.ts"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parse_errors" / "hono_types.ts"
 TEXT = FIXTURE.read_text()
 DECLARATION = re.compile(
     r"^(?:export )?(?:abstract )?(?:type|interface|class|function|const) (\w+)", re.M
