@@ -1,0 +1,111 @@
+"""Does ``nexus queries`` reproduce the benchmark sets? Targets and blanking, per set.
+
+For each set (dev from ``shared/eval``; held-out and check from ``bench/eval_sets.py``
+when built) the generator reads the packages' original sources, and we count:
+
+* targets: the benchmark's doc queries whose target (file, first and last line) is
+  among the generator's targets before any cap (the benchmark caps per package, the
+  generator across folders; the units and filters are what must agree);
+* same query text: of those, the doc query identical;
+* blanking: corpus files whose blanked copy equals the benchmark's byte for byte, and
+  equal once trailing whitespace of each line is dropped.
+
+    .venv/bin/python bench/generated_queries.py   # writes bench/results/generated_queries.md
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_sets import CHECK_WORK, DEV_WORK, HELDOUT_WORK  # noqa: E402
+from nexus.evaluation.generate import blank_file, collect, select  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+
+SETS = {"dev": DEV_WORK, "heldout": HELDOUT_WORK, "check": CHECK_WORK}
+
+
+def queries_of(name: str, work: Path) -> Path:
+    own = work / "queries" / name / "queries.jsonl"
+    return own if own.exists() else ROOT.parent / "shared" / "eval" / name / "queries.jsonl"
+
+
+def measure(name: str, work: Path) -> dict | None:
+    corpus, queries = work / "corpus" / name, queries_of(name, work)
+    if not (corpus / "files.jsonl").exists() or not queries.exists():
+        return None
+    listed = [json.loads(line) for line in (corpus / "files.jsonl").read_text().splitlines()]
+    sources, exact, loose = [], 0, 0
+    for package in sorted({row["package"] for row in listed}):
+        paths = {row["path"] for row in listed if row["package"] == package}
+        repo = open_repository(work / "src" / package)
+        for info in repo.files:
+            if info.path not in paths:
+                continue
+            source = repo.read(info.path)
+            mine = blank_file(source.data, info.language)
+            theirs = (corpus / package / info.path).read_bytes()
+            exact += mine == theirs
+            loose += [x.rstrip() for x in mine.split(b"\n")] == [
+                x.rstrip() for x in theirs.split(b"\n")
+            ]
+            info = type(info)(**{**info.__dict__, "path": f"{package}/{info.path}"})
+            sources.append(type(source)(**{**source.__dict__, "info": info}))
+    kept, _ = select(collect(sources)[0])
+    mine = {(c.file, c.unit.start_line, c.unit.end_line): q for c, _, q in kept}
+    docs = [r for r in map(json.loads, queries.read_text().splitlines()) if r["variant"] == "doc"]
+    found = same = 0
+    missed = []
+    for r in docs:
+        t = r["target"]
+        key = (t["file"], t["start_line"], t["end_line"])
+        found += key in mine
+        same += mine.get(key) == r["query"]
+        if key not in mine:
+            missed.append(f"{t['file']}:{t['start_line']}-{t['end_line']} {t['qualname']}")
+    return {
+        "set": name,
+        "doc_queries": len(docs),
+        "targets_found": found,
+        "same_query": same,
+        "files": len(sources),
+        "blank_exact": exact,
+        "blank_trailing_ws": loose,
+        "generated_targets": len(mine),
+        "missed": missed,
+    }
+
+
+def main() -> None:
+    rows = [m for name, work in SETS.items() if (m := measure(name, work)) is not None]
+    lines = [
+        "# Generated query sets against the benchmark sets (bench/generated_queries.py)",
+        "",
+        "| set | doc queries | targets reproduced | same query text | files | blanking "
+        "byte-identical | blanking identical up to trailing spaces | generator's targets |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m in rows:
+        n = m["doc_queries"]
+        lines.append(
+            f"| {m['set']} | {n} | {m['targets_found']} ({m['targets_found'] / n:.1%}) | "
+            f"{m['same_query']} ({m['same_query'] / n:.1%}) | {m['files']} | "
+            f"{m['blank_exact']} | {m['blank_trailing_ws']} | {m['generated_targets']} |"
+        )
+    for m in rows:
+        if m["missed"]:
+            lines += ["", f"Missed in {m['set']}:", "", *(f"- `{x}`" for x in m["missed"][:20])]
+    missing = [name for name in SETS if name not in {m["set"] for m in rows}]
+    if missing:
+        lines += ["", f"Not built here (bench/eval_sets.py builds them): {', '.join(missing)}."]
+    out = ROOT / "bench" / "results" / "generated_queries.md"
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

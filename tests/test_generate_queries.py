@@ -1,0 +1,327 @@
+"""The query-set generator: which comments document what in each language, blanking that
+keeps every line, undocumented units skipped, filters, sampling and determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nexus.evaluation.doc_comments import remove_name, summary
+from nexus.evaluation.generate import blank_file, blanked_repository, generate
+from nexus.evaluation.metrics import parse_queries
+from nexus.ingest.sources import Repository, open_repository
+from nexus.types import Category, FileInfo
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
+
+
+def repo_of(files: dict[str, tuple[str, str]]) -> Repository:
+    """An in-memory repository: path -> (language, text)."""
+    infos = [
+        FileInfo(path, len(text.encode()), Category.SOURCE, language, "test fixture")
+        for path, (language, text) in files.items()
+    ]
+    contents = {path: text.encode() for path, (_, text) in files.items()}
+    return Repository(name="fixture", files=tuple(infos), contents=contents)
+
+
+# (language, path, source, documented targets, doc text that must be blanked)
+CASES = [
+    (
+        "javascript",
+        "lib/a.js",
+        """// a plain comment, not a doc
+function plain(a, b) {
+  return a + b;
+}
+
+/**
+ * Adds two numbers and returns their total sum.
+ * @param {number} a
+ */
+function add(a, b) {
+  return helper.round(a + b) + other(a);
+}
+
+/** Picks the request's preferred language from its headers. */
+
+res.lang = function lang() {
+  return pick(this.headers);
+};
+
+/** Far away from what follows, so it documents nothing at all. */
+
+
+function far() {
+  return 1;
+}
+
+/* A block comment but not a doc comment of any kind. */
+function block() {
+  return 2;
+}
+""",
+        {"add", "res.lang"},
+        "returns their total sum",
+    ),
+    (
+        "typescript",
+        "src/b.ts",
+        """export class Cache {
+  /** Drops every entry older than the given age in ms. */
+  @logged
+  prune(age: number): void {
+    this.entries.clear();
+  }
+
+  size(): number {
+    return this.entries.size;
+  }
+}
+
+/** Parses a duration written with a unit, like 5m. */
+export function parse(text: string): number;
+export function parse(text: string, unit: string): number;
+export function parse(text: string, unit?: string): number {
+  return toMs(text, unit);
+}
+""",
+        {"Cache.prune", "parse"},
+        "older than the given age",
+    ),
+    (
+        "python",
+        "pkg/c.py",
+        '''"""A module docstring, blanked too."""
+
+
+class Store:
+    """A class docstring: classes are not targets."""
+
+    def put(self, key, value):
+        """Store the value under the key, replacing any older one."""
+        self.data[key] = value
+        self.log.write(key)
+
+    def get(self, key):
+        # only a comment
+        return self.data[key]
+
+
+@cached
+def load(path):
+    r"""Read the configuration file and return its settings."""
+    return parse(open(path).read())
+''',
+        {"Store.put", "load"},
+        "replacing any older one",
+    ),
+    (
+        "go",
+        "cmd/d.go",
+        """package demo
+
+// Sum adds the numbers it is given
+// and returns their total.
+func Sum(xs ...int) int {
+\ttotal := 0 // a trailing comment, not a doc comment
+\tfor _, x := range xs {
+\t\ttotal += x
+\t}
+\treturn total
+}
+
+// Detached comment, documenting nothing.
+
+func Alone() int {
+\treturn 1
+}
+
+// Norm reports the length of [Point] p in the plane.
+func (p Point) Norm() int {
+\treturn math.Abs(p.X)
+}
+""",
+        {"Sum", "Point.Norm"},
+        "adds the numbers",
+    ),
+    (
+        "java",
+        "src/E.java",
+        """class Account {
+  /** Moves the given amount to the other account atomically. */
+  @Override
+  public void transfer(Account other, long amount) {
+    lock.lock();
+    other.deposit(amount);
+  }
+
+  /* A plain block comment, so no doc. */
+  public long balance() {
+    return value;
+  }
+}
+""",
+        {"Account.transfer"},
+        "to the other account",
+    ),
+    (
+        "rust",
+        "src/f.rs",
+        """//! Crate docs: blanked, never a target.
+
+/// Adds two numbers together and returns the sum.
+/// More text after the first line.
+#[inline]
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+// A plain comment, not a doc.
+pub fn sub(a: i32, b: i32) -> i32 {
+    a - b
+}
+""",
+        {"add"},
+        "two numbers together",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "path", "source", "targets", "doc_words"), CASES)
+def test_documented_units_are_the_targets(language, path, source, targets, doc_words):
+    result = generate(repo_of({path: (language, source)}))
+    docs = [r for r in result.records if r["variant"] == "doc"]
+    assert {r["target"]["qualname"] for r in docs} == targets
+    for record in docs:  # the target's span is the definition itself, never its comment
+        first = source.split("\n")[record["target"]["start_line"] - 1]
+        assert "/**" not in first and "///" not in first and '"""' not in first
+
+
+@pytest.mark.parametrize(("language", "path", "source", "targets", "doc_words"), CASES)
+def test_blanking_keeps_every_line(language, path, source, targets, doc_words):
+    blanked = blank_file(source.encode(), language).decode()
+    assert doc_words in source and doc_words not in blanked
+    before, after = source.split("\n"), blanked.split("\n")
+    assert len(before) == len(after)
+    for old, new in zip(before, after, strict=True):  # a line is kept or blanked, not moved
+        assert new == old or new.strip() in ("", '""') or new in old or not new.strip()
+    if language == "python":  # the body stays valid: an empty string in its place
+        assert '""' in blanked
+
+
+def test_go_and_java_plain_comments_stay():
+    go_source = CASES[3][2]
+    assert "a trailing comment" in blank_file(go_source.encode(), "go").decode()
+    assert "Detached comment" in blank_file(go_source.encode(), "go").decode()
+    java = blank_file(CASES[4][2].encode(), "java").decode()
+    assert "A plain block comment" in java
+
+
+def test_inline_doc_comment_becomes_one_space():
+    assert blank_file(b"let a = /** x */ 1;\n", "javascript") == b"let a =   1;\n"
+
+
+def test_counts_say_why_units_were_skipped():
+    source = '''class A:
+    """Classes are counted, never targets."""
+
+    def short(self):
+        """Too short."""
+        return 1
+
+    def named(self):
+        """named does this job."""
+        return 2
+
+    def one(self): return 3
+
+    def twin_a(self):
+        """Returns the same thing as its twin below."""
+        return 4
+
+    def twin_b(self):
+        """Returns the same thing as its twin below."""
+        return 5
+'''
+    result = generate(repo_of({"a.py": ("python", source)}))
+    assert result.targets == 0
+    assert result.skipped["not_function"] == 1
+    assert result.skipped["short_summary"] == 1
+    assert result.skipped["short_after_name"] == 1
+    assert result.skipped["single_line"] == 0  # undocumented: not counted at all
+    assert result.skipped["duplicate_query"] == 2
+    assert any("summary under 4 words" in line for line in result.counts_lines())
+
+
+@pytest.mark.parametrize(
+    ("doc", "language", "expected"),
+    [
+        ("/**\n * Sends the {@link Response} body.\n *\n * More.\n * @param x\n */",
+         "javascript", "Sends the Response body."),
+        ('"""Read the file.\n\n    Args:\n        path: where."""', "python", "Read the file."),
+        ("// Sum adds the [Point] values. And more.", "go", "Sum adds the Point values."),
+        ("/// Adds `a` and `b`\n/// together.\n///\n/// # Examples", "rust", "Adds a and b together."),
+    ],
+)  # fmt: skip
+def test_summary_per_language(doc, language, expected):
+    assert summary(doc, language) == expected
+
+
+def test_the_name_is_removed_from_the_query():
+    assert remove_name("Sends res.send() now.", ["send", "res.send"]) == "Sends now."
+
+
+def test_same_repository_same_set_and_the_seed_changes_the_sample():
+    repo = open_repository(SAMPLES / "express-images")
+    first, again = generate(repo, cap=10), generate(repo, cap=10)
+    assert first.jsonl() == again.jsonl()
+    other = generate(repo, cap=10, seed="another")
+    assert other.targets == first.targets == 10
+    assert other.jsonl() != first.jsonl()
+    assert first.skipped["over_cap"] == generate(repo).targets - 10
+
+
+def test_the_cap_samples_across_folders():
+    files = {
+        f"{folder}/m{i}.js": (
+            "javascript",
+            "".join(
+                f"/** Handles the case number {folder} {i} {n} of many. */\n"
+                f"function f{folder}{i}x{n}() {{\n  return {n};\n}}\n"
+                for n in range(5)
+            ),
+        )
+        for folder in ("a", "b", "c")
+        for i in range(2)
+    }
+    result = generate(repo_of(files), cap=6)
+    folders = [r["target"]["file"].split("/")[0] for r in result.records if r["variant"] == "doc"]
+    assert sorted(folders) == ["a", "a", "b", "b", "c", "c"]
+    files_hit = {r["target"]["file"] for r in result.records}
+    assert len(files_hit) == 6  # within a folder, its files take turns too
+
+
+def test_the_set_reads_back_and_its_targets_are_in_the_blanked_copy():
+    repo = open_repository(SAMPLES / "ts-payments")
+    result = generate(repo)
+    queries = parse_queries(result.jsonl())
+    assert len(queries) == len(result.records)
+    assert {q.variant for q in queries} == {"doc", "name", "calls"}
+    blanked = blanked_repository(repo)
+    assert [i.path for i in blanked.files] == [i.path for i in repo.files]
+    for q in queries:
+        original = repo.read(q.target.file).text.split("\n")
+        copy = blanked.read(q.target.file).text.split("\n")
+        assert len(original) == len(copy)
+        assert copy[q.target.start_line - 1] == original[q.target.start_line - 1]
+    doc = next(r for r in result.records if r["variant"] == "doc")
+    assert doc["doc_summary"] not in blanked.read(doc["target"]["file"]).text
+    assert json.loads(result.jsonl().splitlines()[0])["blank_docs"] is True
+
+
+def test_cap_must_be_positive():
+    with pytest.raises(ValueError, match="at least 1"):
+        generate(repo_of({}), cap=0)
