@@ -1,7 +1,8 @@
 """Does ``nexus queries`` reproduce the benchmark sets? Targets and blanking, per set.
 
-For each set (dev from ``shared/eval``; held-out and check from ``bench/eval_sets.py``
-when built) the generator reads the packages' original sources, and we count:
+For each set that is built (dev from ``shared/eval``; held-out and check from
+``bench/eval_sets.py``; Python and Go from ``bench/language_eval.py``) the generator
+reads the packages' original sources, and we count:
 
 * targets: the benchmark's doc queries whose target (file, first and last line) is
   among the generator's targets before any cap (the benchmark caps per package, the
@@ -17,16 +18,18 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_sets import CHECK_WORK, DEV_WORK, HELDOUT_WORK  # noqa: E402
+from bench.language_eval import SETS as LANGUAGE_SETS  # noqa: E402
 from nexus.evaluation.generate import blank_file, collect, select  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 
-SETS = {"dev": DEV_WORK, "heldout": HELDOUT_WORK, "check": CHECK_WORK}
+NPM_SETS = {"dev": DEV_WORK, "heldout": HELDOUT_WORK, "check": CHECK_WORK}
 
 
 def queries_of(name: str, work: Path) -> Path:
@@ -34,15 +37,41 @@ def queries_of(name: str, work: Path) -> Path:
     return own if own.exists() else ROOT.parent / "shared" / "eval" / name / "queries.jsonl"
 
 
-def measure(name: str, work: Path) -> dict | None:
+def npm_packages(name: str, work: Path) -> tuple[Path, Path, list] | None:
+    """A shared/eval-style set: (queries, corpus, [(package, root, paths)]), if built."""
     corpus, queries = work / "corpus" / name, queries_of(name, work)
     if not (corpus / "files.jsonl").exists() or not queries.exists():
         return None
     listed = [json.loads(line) for line in (corpus / "files.jsonl").read_text().splitlines()]
+    packages = sorted({row["package"] for row in listed})
+    return (
+        queries,
+        corpus,
+        [(p, work / "src" / p, {r["path"] for r in listed if r["package"] == p}) for p in packages],
+    )
+
+
+def language_packages(name: str) -> tuple[Path, Path, list] | None:
+    """A bench/language_eval.py set (Python, Go), if built."""
+    qs = LANGUAGE_SETS[name]
+    queries, corpus = qs.work / "queries.jsonl", qs.work / "corpus" / qs.name
+    if not queries.exists():
+        return None
+    roots = qs.fetch(qs.work, qs.packages)  # already downloaded: nothing is fetched
+    return (
+        queries,
+        corpus,
+        [(p.name, roots[p.name], set(p.files(roots[p.name], qs.suffix))) for p in qs.packages],
+    )
+
+
+def measure(name: str, found: tuple[Path, Path, list] | None) -> dict | None:
+    if found is None:
+        return None
+    queries, corpus, packages = found
     sources, exact, loose = [], 0, 0
-    for package in sorted({row["package"] for row in listed}):
-        paths = {row["path"] for row in listed if row["package"] == package}
-        repo = open_repository(work / "src" / package)
+    for package, root, paths in packages:
+        repo = open_repository(root)
         for info in repo.files:
             if info.path not in paths:
                 continue
@@ -53,8 +82,8 @@ def measure(name: str, work: Path) -> dict | None:
             loose += [x.rstrip() for x in mine.split(b"\n")] == [
                 x.rstrip() for x in theirs.split(b"\n")
             ]
-            info = type(info)(**{**info.__dict__, "path": f"{package}/{info.path}"})
-            sources.append(type(source)(**{**source.__dict__, "info": info}))
+            info = replace(info, path=f"{package}/{info.path}")
+            sources.append(replace(source, info=info))
     kept, _ = select(collect(sources)[0])
     mine = {(c.file, c.unit.start_line, c.unit.end_line): q for c, _, q in kept}
     docs = [r for r in map(json.loads, queries.read_text().splitlines()) if r["variant"] == "doc"]
@@ -81,7 +110,9 @@ def measure(name: str, work: Path) -> dict | None:
 
 
 def main() -> None:
-    rows = [m for name, work in SETS.items() if (m := measure(name, work)) is not None]
+    found = {name: npm_packages(name, work) for name, work in NPM_SETS.items()}
+    found |= {name: language_packages(name) for name in LANGUAGE_SETS}
+    rows = [m for name, where in found.items() if (m := measure(name, where)) is not None]
     lines = [
         "# Generated query sets against the benchmark sets (bench/generated_queries.py)",
         "",
@@ -99,9 +130,12 @@ def main() -> None:
     for m in rows:
         if m["missed"]:
             lines += ["", f"Missed in {m['set']}:", "", *(f"- `{x}`" for x in m["missed"][:20])]
-    missing = [name for name in SETS if name not in {m["set"] for m in rows}]
+    missing = [name for name in found if name not in {m["set"] for m in rows}]
     if missing:
-        lines += ["", f"Not built here (bench/eval_sets.py builds them): {', '.join(missing)}."]
+        lines += [
+            "",
+            f"Not built here (eval_sets.py and language_eval.py build them): {', '.join(missing)}.",
+        ]
     out = ROOT / "bench" / "results" / "generated_queries.md"
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -325,3 +325,32 @@ def test_the_set_reads_back_and_its_targets_are_in_the_blanked_copy():
 def test_cap_must_be_positive():
     with pytest.raises(ValueError, match="at least 1"):
         generate(repo_of({}), cap=0)
+
+
+def test_cli_writes_the_set_and_eval_blanks_the_docs(capsys, monkeypatch, tmp_path):
+    from nexus import cli
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    out = tmp_path / "q.jsonl"
+    target = str(SAMPLES / "ts-payments")
+    assert cli.main(["queries", target, "-o", str(out), "--cap", "5"]) == 0
+    printed = capsys.readouterr().out
+    assert "5 targets" in printed and "documented units found" in printed
+    assert "examples" in printed and f"nexus eval {target} --queries {out}" in printed
+    assert len({json.loads(line)["target_id"] for line in out.read_text().splitlines()}) == 5
+
+    monkeypatch.setattr(cli, "_embedder", lambda args, config: HashingEmbedder())
+    assert cli.main(["eval", target, "--queries", str(out), "--strategy", "ast"]) == 0
+    result = capsys.readouterr()
+    assert "doc comments blanked" in result.err and "MRR@10" in result.out
+    assert cli.main(["eval", target, "--queries", str(out), "--no-blank-docs"]) == 0
+    assert "doc comments blanked" not in capsys.readouterr().err
+
+
+def test_cli_says_so_when_nothing_is_documented(capsys, tmp_path):
+    from nexus import cli
+
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "a.py").write_text("def f():\n    return 1\n")
+    code = cli.main(["queries", str(tmp_path / "repo"), "-o", str(tmp_path / "q.jsonl")])
+    assert code == 2 and "no documented function" in capsys.readouterr().err

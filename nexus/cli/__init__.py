@@ -25,6 +25,7 @@ from nexus.cli.common import (
 from nexus.cli.evaluate import cmd_eval
 from nexus.cli.indexes import cmd_index
 from nexus.cli.listing import cmd_functions, cmd_profiles, cmd_scan
+from nexus.cli.queries import cmd_queries
 from nexus.cli.search import cmd_search
 from nexus.ingest.sources import IngestError
 from nexus.retrieval.embedding import EmbeddingCancelled, ModelUnavailableError
@@ -85,8 +86,25 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
     evaluate.add_argument("--sweep-min", default="0,16,32,64")
+    evaluate.add_argument(
+        "--blank-docs",
+        action=argparse.BooleanOptionalAction,
+        help="blank doc comments in what is indexed (default: as the set says; "
+        "sets from `nexus queries` do)",
+    )
     add_search_options(evaluate)
     evaluate.set_defaults(run=cmd_eval)
+
+    queries = verbs.add_parser(
+        "queries", help="make a query set from the repository's documented functions"
+    )
+    queries.add_argument("target", help="repository directory or .zip file")
+    queries.add_argument("--output", "-o", required=True, help="query JSONL to write")
+    queries.add_argument("--cap", type=int, default=300, help="at most this many targets")
+    queries.add_argument("--seed", default="", help="another sample of the same repository")
+    queries.add_argument("--config", help="settings file whose [files] table selects files")
+    add_file_options(queries)
+    queries.set_defaults(run=cmd_queries)
 
     cache = verbs.add_parser("cache", help="show, clear or prune the embedding cache")
     cache.add_argument("action", nargs="?", choices=["show", "clear", "prune"], default="show")

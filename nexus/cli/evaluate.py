@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from nexus.cli import indexes as index_verb
@@ -28,6 +29,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     queries = load_queries(args.queries)
     repo = open_target(args)
+    blank = args.blank_docs
+    if blank is None:  # as the set asks: generated sets blank the doc comments
+        from nexus.evaluation.generate import blanks_docs
+
+        blank = blanks_docs(Path(args.queries).read_bytes())
+    if blank:
+        from nexus.evaluation.generate import blanked_repository
+
+        print("doc comments blanked in what is indexed (lines kept)", file=sys.stderr)
+        repo = blanked_repository(repo)
     if unreachable := unreachable_targets(queries, repo.files):
         print(unreachable_summary(unreachable, len(queries)))
         print(render_text(unreachable_table(unreachable)))

@@ -191,6 +191,19 @@ def blanked_repository(repo: Repository) -> Repository:
     )
 
 
+def blanks_docs(data: bytes | str) -> bool:
+    """Whether a query set's records ask for doc comments blanked (``nexus queries``
+    sets do: ``"blank_docs": true``). Unreadable lines are the query reader's to report."""
+    for line in (data.decode("utf-8", "replace") if isinstance(data, bytes) else data).split("\n"):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("blank_docs") is True:
+            return True
+    return False
+
+
 def file_candidates(source: SourceFile) -> tuple[list[Candidate], int]:
     """The function-like units of one file and how many units of any kind have a doc."""
     language = source.info.language
