@@ -9,6 +9,7 @@ import plotly.express as px
 import streamlit as st
 
 from nexus.evaluation.experiments import best, sweep
+from nexus.evaluation.generate import DEFAULT_CAP, blanked_repository, blanks_docs, generate
 from nexus.evaluation.metrics import (
     QuerySetError,
     compare,
@@ -32,9 +33,46 @@ if not repos.chunkable_paths(repo):
     st.stop()
 
 own = repo.contents.get("queries.jsonl")
-sources = (["Repository's queries.jsonl"] if own else []) + ["Upload a JSONL file"]
+MAKE, UPLOAD = "Make a query set from this repository", "Upload a JSONL file"
+sources = (["Repository's queries.jsonl"] if own else []) + [MAKE, UPLOAD]
 picked = st.radio("Query set", sources, key="query_set", horizontal=True)
 data = own if picked == sources[0] and own else None
+if picked == MAKE:
+    st.caption(
+        "Each documented function or method becomes a target; its doc comment's summary "
+        "(its own name removed) is the query, its name and what it calls two more. "
+        "**What it measures:** finding a function from a description written like its doc "
+        "comment, from its name, or from its calls, in a copy of the repository whose doc "
+        "comments are blanked (lines kept), so the answer is not in the indexed text. "
+        "**What it does not:** questions as users type them, questions about several files "
+        "or the architecture, and what chunking does with doc comments."
+    )
+    c1, c2 = st.columns(2)
+    cap = c1.number_input("At most (targets)", 10, 2000, DEFAULT_CAP, step=10, key="gen_cap")
+    seed = c2.text_input("Sample seed (another sample of the same repository)", key="gen_seed")
+    made = cache.cached(
+        ("generated_queries", repos.repo_key(), int(cap), seed),
+        lambda: generate(repo, cap=int(cap), seed=seed),
+        lambda result: 1_000 * len(result.records) + 1_000,
+    )
+    st.text("\n".join(made.counts_lines()))
+    if not made.records:
+        st.warning("No documented function or method makes a query in this repository.")
+        st.stop()
+    examples = [
+        {"query": r["query"], "file": r["target"]["file"], "line": r["target"]["start_line"],
+         "target": r["target"]["qualname"]}
+        for r in made.examples()
+    ]  # fmt: skip
+    st.dataframe(pd.DataFrame(examples), hide_index=True)
+    data = made.jsonl().encode("utf-8")
+    st.download_button(
+        "Download the set (JSONL: edit it and upload it back)",
+        data,
+        file_name=f"{repo.name}-queries.jsonl",
+        mime="application/jsonl",
+        key="gen_download",
+    )
 if data is None:
     upload = st.file_uploader("Queries (JSONL)", type=["jsonl", "json"], key="queries_upload")
     if upload is None:
@@ -51,6 +89,15 @@ except QuerySetError as exc:
     if exc.problems:
         st.code("\n".join(exc.problems), language=None)
     st.stop()
+# A generated set (or an edited one) asks for the doc comments blanked in what is indexed.
+docs_blanked = blanks_docs(data)
+if docs_blanked:
+    repo = cache.cached(
+        ("docs_blanked", repos.repo_key()),
+        lambda: blanked_repository(repo),
+        lambda blanked: sum(len(v) for v in blanked.contents.values()),
+    )
+    st.caption("Doc comments are blanked in the indexes this set runs on (lines kept).")
 unreachable = unreachable_targets(queries, repo.files)
 if unreachable:
     st.warning(unreachable_summary(unreachable, len(queries)))
@@ -60,9 +107,9 @@ if unreachable:
 try:
     # The indexes Search builds, shared by every session: opened from a saved index, or
     # built in the background (AST first, then line-based), resumed if cancelled.
-    ast_build = indexing.index_build(repo, config, "ast", resume=True)
+    ast_build = indexing.index_build(repo, config, "ast", resume=True, docs_blanked=docs_blanked)
     lines_build = (
-        indexing.index_build(repo, config, "lines", resume=True)
+        indexing.index_build(repo, config, "lines", resume=True, docs_blanked=docs_blanked)
         if ast_build.progress().complete
         else None
     )
@@ -74,9 +121,9 @@ except ModelUnavailableError as exc:
 @st.fragment(run_every=1.0)
 def wait_for_indexes() -> None:
     """The builds' progress, every second; the whole page once both indexes are in."""
-    ast_now = indexing.index_build(repo, config, "ast", resume=True)
+    ast_now = indexing.index_build(repo, config, "ast", resume=True, docs_blanked=docs_blanked)
     lines_now = (
-        indexing.index_build(repo, config, "lines", resume=True)
+        indexing.index_build(repo, config, "lines", resume=True, docs_blanked=docs_blanked)
         if ast_now.progress().complete
         else None
     )
@@ -100,7 +147,7 @@ if lines_build is None or not lines_build.progress().complete:
     st.stop()
 lines_index, ast_index = lines_build.index(), ast_build.index()
 embedder = indexing.get_embedder(config.words_view)
-index_key = indexing.index_key(repo, config)
+index_key = indexing.index_key(repo, config, docs_blanked)
 digest = hashlib.sha256(data).hexdigest()
 comparison = cache.cached(  # a revisit with nothing changed reads it back
     ("comparison", index_key, digest, config.lexical_weight),
@@ -165,7 +212,14 @@ maxes = c1.multiselect(
 )
 mins = c2.multiselect("min_tokens values", [0, 16, 32, 48, 64, 96, 128], [0, 48], key="sweep_min")
 run = c3.button("Run sweep", key="run_sweep", type="primary", disabled=not maxes or not mins)
-sweep_key = (repos.repo_key(), digest, config.profile, config.lexical_weight, config.line_window)
+sweep_key = (
+    repos.repo_key(),
+    docs_blanked,
+    digest,
+    config.profile,
+    config.lexical_weight,
+    config.line_window,
+)
 current = (config.max_tokens, config.min_tokens)
 saved = st.session_state.get("sweep")
 missing = saved is not None and saved[0] == sweep_key and current not in saved[1]

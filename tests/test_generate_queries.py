@@ -263,7 +263,8 @@ def test_counts_say_why_units_were_skipped():
          "javascript", "Sends the Response body."),
         ('"""Read the file.\n\n    Args:\n        path: where."""', "python", "Read the file."),
         ("// Sum adds the [Point] values. And more.", "go", "Sum adds the Point values."),
-        ("/// Adds `a` and `b`\n/// together.\n///\n/// # Examples", "rust", "Adds a and b together."),
+        ("/// Adds `a` and `b`\n/// together.\n///\n/// # Examples", "rust",
+         "Adds a and b together."),
     ],
 )  # fmt: skip
 def test_summary_per_language(doc, language, expected):

@@ -102,11 +102,14 @@ def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[
 BUILDS = BuildManager(memory=cache.memory)
 
 
-def _build_key(repo: Repository, config: ChunkConfig, strategy: str) -> tuple[str, ...]:
+def _build_key(
+    repo: Repository, config: ChunkConfig, strategy: str, docs_blanked: bool = False
+) -> tuple[str, ...]:
     embedder = get_embedder(config.words_view)
+    # A copy with doc comments blanked (a generated query set's) is another set of files.
     return (
         "build",
-        repos.repo_key(),
+        repos.repo_key() + (" docs-blanked" if docs_blanked else ""),
         analyses.index_settings(config.with_(strategy=strategy)),
         embedder.name,
     )
@@ -118,12 +121,14 @@ def index_build(
     strategy: str = "ast",
     resume: bool = False,
     rebuild: bool = False,
+    docs_blanked: bool = False,
 ) -> IndexBuild:
     """The background build of the repository's ``strategy`` index under ``config``:
     started on the first request, shared by every session, kept across reruns (the
     keyword weight is not part of its key). A saved index of the same files, settings
     and model is opened instead (unless ``rebuild``); a finished build is saved.
-    ``resume`` restarts a cancelled one.
+    ``resume`` restarts a cancelled one. ``docs_blanked``: ``repo`` is the current
+    repository with its doc comments blanked (``generate.blanked_repository``).
 
     Raises ``ModelUnavailableError`` when the model is missing.
     """
@@ -133,10 +138,12 @@ def index_build(
     store = IndexStore(cache.embedding_cache().folder / "indexes")
 
     digest = cache.cached(
-        ("files_digest", repos.repo_key()), lambda: files_digest(repo), lambda _: 300
+        ("files_digest", repos.repo_key(), docs_blanked),
+        lambda: files_digest(repo),
+        lambda _: 300,
     )
     identity = identity_for(repo.name, digest, chosen, embedder.name)
-    key = _build_key(repo, config, strategy)
+    key = _build_key(repo, config, strategy, docs_blanked)
     before = BUILDS.get(key)
 
     def stream() -> ChunkStream:
@@ -185,10 +192,12 @@ def build_origin(build: IndexBuild) -> str:
     return "built earlier on this server and reused as it is by this session"
 
 
-def index_key(repo: Repository, config: ChunkConfig) -> tuple[Hashable, ...]:
+def index_key(
+    repo: Repository, config: ChunkConfig, docs_blanked: bool = False
+) -> tuple[Hashable, ...]:
     """What the line-based and AST indexes of these settings are built from (for caching
     what is computed over them)."""
-    return tuple(_build_key(repo, config, strategy) for strategy in ("lines", "ast"))
+    return tuple(_build_key(repo, config, s, docs_blanked) for s in ("lines", "ast"))
 
 
 def forget_builds(repo: Repository, config: ChunkConfig) -> None:
