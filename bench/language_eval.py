@@ -64,6 +64,7 @@ from nexus.chunking.analysis import analyze  # noqa: E402
 from nexus.chunking.languages import LANGUAGES, parse  # noqa: E402
 from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
+from nexus.evaluation.doc_comments import line_doc_summary  # noqa: E402
 from nexus.evaluation.experiments import evaluate_config  # noqa: E402
 from nexus.evaluation.metrics import evaluate, load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
@@ -351,20 +352,9 @@ def go_docs(tree) -> list[Doc]:
     return found
 
 
-def go_summary(doc: str) -> str:
-    """The first sentence of the doc comment's first paragraph (``//`` and ``/* */``
-    markers, indented code blocks and doc links' brackets dropped)."""
-    lines = []
-    for raw in doc.splitlines():
-        line = re.sub(r"^\s*(//|/\*+|\*+/?)", "", raw).removesuffix("*/")
-        if not line.strip() or line.startswith(("\t", "   ")):
-            if lines:
-                break
-            continue
-        if line.strip().startswith("Deprecated:"):
-            break
-        lines.append(line.strip())
-    return first_sentence(re.sub(r"\[([^\]\s]+)\]", r"\1", " ".join(lines)))
+#: The first sentence of the doc comment's first paragraph (``//`` and ``/* */`` markers,
+#: indented code blocks and doc links' brackets dropped): the product's rule, one copy.
+go_summary = line_doc_summary
 
 
 go_calls = call_names("call_expression", "selector_expression", "operand", "field")
