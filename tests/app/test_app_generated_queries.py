@@ -35,7 +35,7 @@ def test_the_cap_and_the_seed_change_the_set(page) -> None:
 def test_an_uploaded_generated_set_is_scored_on_the_blanked_copy(page) -> None:
     from nexus.evaluation.generate import generate
     from nexus.ingest.sources import open_repository
-    from nexus.ui.state import DEFAULT_SAMPLE
+    from nexus.ui.repos import DEFAULT_SAMPLE
 
     at = page("evaluate").run()
     records = generate(open_repository(f"sample_repos/{DEFAULT_SAMPLE}"), cap=5).records

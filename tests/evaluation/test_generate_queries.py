@@ -14,7 +14,7 @@ from nexus.evaluation.metrics import parse_queries
 from nexus.ingest.sources import Repository, open_repository
 from nexus.types import Category, FileInfo
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_repos"
 
 
 def repo_of(files: dict[str, tuple[str, str]]) -> Repository:
@@ -330,6 +330,7 @@ def test_cap_must_be_positive():
 
 def test_cli_writes_the_set_and_eval_blanks_the_docs(capsys, monkeypatch, tmp_path):
     from nexus import cli
+    from nexus.cli import indexes
     from nexus.ui.fake_embedder import HashingEmbedder
 
     out = tmp_path / "q.jsonl"
@@ -340,7 +341,7 @@ def test_cli_writes_the_set_and_eval_blanks_the_docs(capsys, monkeypatch, tmp_pa
     assert "examples" in printed and f"nexus eval {target} --queries {out}" in printed
     assert len({json.loads(line)["target_id"] for line in out.read_text().splitlines()}) == 5
 
-    monkeypatch.setattr(cli, "_embedder", lambda args, config: HashingEmbedder())
+    monkeypatch.setattr(indexes, "cached_embedder", lambda args, config: HashingEmbedder())
     assert cli.main(["eval", target, "--queries", str(out), "--strategy", "ast"]) == 0
     result = capsys.readouterr()
     assert "doc comments blanked" in result.err and "MRR@10" in result.out
