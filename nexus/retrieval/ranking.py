@@ -26,6 +26,8 @@ from nexus.retrieval.lexical import terms
 from nexus.types import Chunk
 
 NATURAL, SYMBOL = "natural", "symbol"
+#: Unit kinds that declare a shape without behaviour (``Chunk.symbol_kind``).
+SHAPE_KINDS = frozenset({"interface", "struct", "type", "enum", "trait"})
 
 # A bare or qualified identifier, as people type one: HTTPAdapter, Router.add,
 # field_validator, Producer::split_at, Router#param, getCookie().
@@ -78,6 +80,11 @@ class RankingRules:
     compat_file: float = 0.08
     barrel_file: float = 0.1
     declaration_file: float = 0.08
+    #: For a sentence (people ask where something is *done*): a chunk whose main unit only
+    #: declares a shape (interface, struct, type alias, enum, trait)...
+    shape_only: float = 0.3
+    #: ... or that holds no unit at all (module code: imports, constants, data tables).
+    module_code: float = 0.15
     #: A chunk that is mostly comment lines (a module's long doc block).
     mostly_comments: float = 0.0
     #: What counts as "strong" for file coherence: within this share of the best score.
@@ -105,6 +112,7 @@ BOOSTS: dict[str, tuple[str, ...]] = {
         "declaration_file",
     ),
     "comment damping": ("mostly_comments",),
+    "kind priors": ("shape_only", "module_code"),
 }
 DEFAULT_RULES = RankingRules()
 WEIGHT_NAMES = tuple(f.name for f in fields(RankingRules))
@@ -247,6 +255,11 @@ def _evidence(
         parts.append(ScorePart("path", rules.path_word * min(matched, 2)))
     for name, weight in _file_priors(chunk.file, rules):
         parts.append(ScorePart(name, -weight))
+    if not is_symbol:
+        if chunk.symbol_kind in SHAPE_KINDS and rules.shape_only:
+            parts.append(ScorePart("declares a shape", -rules.shape_only))
+        elif chunk.symbol_kind is None and rules.module_code:
+            parts.append(ScorePart("module code", -rules.module_code))
     if rules.mostly_comments and _mostly_comments(chunk):
         parts.append(ScorePart("mostly comments", -rules.mostly_comments))
     return [p for p in parts if p.value]
