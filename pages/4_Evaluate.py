@@ -20,7 +20,16 @@ from nexus.evaluation.metrics import (
     unreachable_table,
     unreachable_targets,
 )
+from nexus.evaluation.questions import (
+    evaluate_questions,
+    is_question_set,
+    parse_questions,
+    question_table,
+    summarize,
+    summary_table,
+)
 from nexus.retrieval.embedding import CachedEmbedder, ModelUnavailableError
+from nexus.retrieval.ranking import rules_for
 from nexus.runtime.progress import FAILED
 from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, views
 
@@ -78,12 +87,16 @@ if data is None:
     if upload is None:
         st.info(
             'One JSON object a line: {"id", "query", "variant", "target": {"file", '
-            '"start_line", "end_line"}} (the format of the sample repos\' queries.jsonl).'
+            '"start_line", "end_line"}} (the format of the sample repos\' queries.jsonl), '
+            'or a question set: {"id", "query", "category", "targets": [{"file", '
+            '"start_line", "end_line"}, ...]} (lines optional; scored by NDCG@10).'
         )
         st.stop()
     data = upload.getvalue()
+questions_format = is_question_set(data)
 try:
-    queries = parse_queries(data)
+    queries = [] if questions_format else parse_queries(data)
+    questions = parse_questions(data) if questions_format else []
 except QuerySetError as exc:
     st.error(f"Could not read the query set: {safe.md(exc.summary)}")
     if exc.problems:
@@ -98,6 +111,19 @@ if docs_blanked:
         lambda blanked: sum(len(v) for v in blanked.contents.values()),
     )
     st.caption("Doc comments are blanked in the indexes this set runs on (lines kept).")
+if questions_format:
+    chunked = {info.path for info in repo.files if info.chunkable}
+    missing = sorted({p.file for q in questions for p in q.targets} - chunked)
+    st.caption(
+        f"A question set: {len(questions)} questions with file or line targets, scored by "
+        "NDCG@10 (each target found once, at its first covering chunk), MRR@10 and R@5."
+    )
+    if missing:
+        st.warning(
+            f"{len(missing)} target file(s) are not chunked here and count as misses: "
+            + ", ".join(safe.code(f) for f in missing[:5])
+            + (" …" if len(missing) > 5 else "")
+        )
 unreachable = unreachable_targets(queries, repo.files)
 if unreachable:
     st.warning(unreachable_summary(unreachable, len(queries)))
@@ -149,8 +175,28 @@ lines_index, ast_index = lines_build.index(), ast_build.index()
 embedder = indexing.get_embedder(config.words_view)
 index_key = indexing.index_key(repo, config, docs_blanked)
 digest = hashlib.sha256(data).hexdigest()
+rules = rules_for(config)
+if questions_format:
+    answers = cache.cached(
+        ("questions", index_key, digest, config.lexical_weight, config.ranking),
+        lambda: {
+            label: evaluate_questions(
+                questions, index, ast_build.embedder, config.lexical_weight, rules
+            )
+            for label, index in (("line-based", lines_index), ("AST", ast_index))
+        },
+        lambda _: 4_000 * len(questions),
+    )
+    st.subheader("Metrics per strategy and question category")
+    st.dataframe(
+        views.table(*summary_table({k: summarize(v) for k, v in answers.items()})),
+        hide_index=True,
+    )
+    st.subheader("Per question")
+    st.dataframe(views.table(*question_table(answers)), hide_index=True)
+    st.stop()
 comparison = cache.cached(  # a revisit with nothing changed reads it back
-    ("comparison", index_key, digest, config.lexical_weight),
+    ("comparison", index_key, digest, config.lexical_weight, config.ranking),
     lambda: compare(
         queries,
         lines_index,
@@ -158,6 +204,7 @@ comparison = cache.cached(  # a revisit with nothing changed reads it back
         ast_build.embedder,
         k=10,
         lexical_weight=config.lexical_weight,
+        ranking=rules,
     ),
     lambda _: 2_000 * len(queries),  # a few numbers and labels per query
 )
@@ -168,7 +215,7 @@ st.caption(
     "a hit is a chunk holding at least half of the target's lines."
 )
 
-eval_key = (index_key, digest, config.lexical_weight)
+eval_key = (index_key, digest, config.lexical_weight, config.ranking)
 st.subheader("Metrics per strategy and query variant")
 st.dataframe(
     cache.shared_table(

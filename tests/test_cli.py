@@ -344,3 +344,64 @@ def test_index_and_search_remember_the_scan(capsys, monkeypatch, tmp_path, verb)
     monkeypatch.setattr(repository, "read_path", counting)
     assert run(capsys, verb, str(repo), *extra, "--cache", cache)[0] == 0
     assert [path.name for path in read] == [".gitignore"]  # ignore rules are always read
+
+
+def _fake_model(monkeypatch, tmp_path) -> None:
+    from nexus.cli import indexes
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    monkeypatch.setattr(indexes, "cached_embedder", lambda args, config: HashingEmbedder())
+    monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_search_answers_a_file_of_queries_one_json_line_each(capsys, monkeypatch, tmp_path):
+    _fake_model(monkeypatch, tmp_path)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "refund a payment"}\n\nPaymentService\n')
+    target = str(SAMPLES / "ts-payments")
+    code, out, _ = run(capsys, "search", target, "--queries", str(queries), "-k", "3")
+    assert code == 0
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert (first["id"], second["id"], second["query"]) == ("a", "3", "PaymentService")
+    hits = first["AST"]
+    assert len(hits) == 3 and [h["rank"] for h in hits] == [1, 2, 3]
+    for hit in hits:
+        assert {"file", "start_line", "end_line", "symbol", "score", "parts"} <= set(hit)
+        assert sum(hit["parts"].values()) == pytest.approx(hit["score"], abs=1e-4)
+    # The ranking stage off: the old score, without parts.
+    code, out, _ = run(
+        capsys, "search", target, "--queries", str(queries), "--no-ranking", "--strategy", "ast"
+    )
+    assert code == 0 and all(h["parts"] == {} for h in json.loads(out.splitlines()[0])["AST"])
+
+
+def test_search_needs_one_query_or_a_file(capsys, monkeypatch, tmp_path):
+    _fake_model(monkeypatch, tmp_path)
+    code, _, err = run(capsys, "search", str(SAMPLES / "ts-payments"))
+    assert code == 2 and "--queries FILE" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1}\n')
+    code, _, err = run(capsys, "search", str(SAMPLES / "ts-payments"), "--queries", str(bad))
+    assert code == 2 and 'line 1: a record needs a non-empty "query"' in err
+
+
+def test_eval_scores_a_question_set_per_category(capsys, monkeypatch, tmp_path):
+    _fake_model(monkeypatch, tmp_path)
+    path = tmp_path / "questions.jsonl"
+    records = [
+        {"id": "s", "query": "PaymentService", "category": "symbol",
+         "targets": [{"file": "src/services/payment.ts", "start_line": 1, "end_line": 400}]},
+        {"id": "n", "query": "refund a payment", "category": "semantic",
+         "targets": [{"file": "src/services/payment.ts"}, {"file": "src/nope.ts"}]},
+    ]  # fmt: skip
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    code, out, _ = run(
+        capsys, "eval", str(SAMPLES / "ts-payments"), "--queries", str(path), "--json",
+        str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 0
+    assert "1 target file(s) are not chunked in ts-payments: src/nope.ts" in out
+    groups = {line.split()[1] for line in out.splitlines()[2:] if line.strip()}
+    assert {"all", "semantic", "symbol"} <= groups
+    report = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
+    assert {row["id"] for row in report["rows"]} == {"s", "n"}

@@ -70,16 +70,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = verbs.add_parser("search", help="query line-based and AST chunks side by side")
     search.add_argument("target")
-    search.add_argument("query")
+    search.add_argument("query", nargs="?", help="what to search for (or --queries FILE)")
+    search.add_argument(
+        "--queries",
+        help="a file of queries (JSONL with id and query, or one per line): one JSON line "
+        "of hits a query on stdout, the model loaded once",
+    )
     add_chunk_options(search, both=True)
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
+    search.add_argument("--why", action="store_true", help="show each hit's score parts")
     add_search_options(search)
     search.set_defaults(run=cmd_search)
 
     evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
     evaluate.add_argument("target")
-    evaluate.add_argument("--queries", required=True, help="query JSONL (shared/eval format)")
+    evaluate.add_argument(
+        "--queries",
+        required=True,
+        help="query JSONL: the doc-query format (target) or a question set (targets, category)",
+    )
     add_chunk_options(evaluate, both=True)
     evaluate.add_argument("-k", type=int, default=10)
     evaluate.add_argument("--json", help="folder to write the two reports to")

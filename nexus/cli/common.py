@@ -97,7 +97,14 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--lexical-weight",
         type=float,
-        help="weight of keyword (BM25) scores added to the cosine (default 0.2; 0 = off)",
+        help="with --no-ranking: weight of keyword (BM25) scores added to the cosine "
+        "(default 0.2; 0 = off)",
+    )
+    parser.add_argument(
+        "--ranking",
+        action=argparse.BooleanOptionalAction,
+        help="the ranking stage (default on): fusion per query kind, definitions, paths, "
+        "file kinds; --no-ranking ranks by cosine + --lexical-weight x keywords",
     )
 
 
@@ -113,6 +120,7 @@ def config_from_args(args: argparse.Namespace) -> ChunkConfig:
         "profile": args.profile,
         "encoding": args.encoding,
         "lexical_weight": getattr(args, "lexical_weight", None),
+        "ranking": getattr(args, "ranking", None),
     }
     changes = {key: value for key, value in changes.items() if value is not None}
     if args.no_header:

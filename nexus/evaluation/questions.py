@@ -234,6 +234,22 @@ def summary_table(
     return headers, rows
 
 
+def question_table(answers: dict[str, list[QuestionRow]]) -> tuple[list[str], list[list[str]]]:
+    """Rows ``question | category | NDCG@10 per run | first hit per run``."""
+    runs = list(answers)
+    headers = ["question", "category", *(f"{r} NDCG@10" for r in runs)]
+    headers += [f"{r} first hit" for r in runs]
+    rows = []
+    for i, row in enumerate(answers[runs[0]]):
+        cells = [row.question.query, row.question.category]
+        cells += [f"{answers[r][i].scores['NDCG@10']:.2f}" for r in runs]
+        for r in runs:
+            top = answers[r][i].top
+            cells.append(f"{top[0].file}:{top[0].start_line}" if top else "")
+        rows.append(cells)
+    return headers, rows
+
+
 def evaluate_questions(
     questions: Sequence[Question],
     index: VectorIndex,

@@ -168,3 +168,22 @@ def test_export_settings_and_chunks(page, tmp_path) -> None:
     at.radio(key="export_strategy").set_value("lines").run()
     assert not at.exception
     assert json.loads(at.json[0].value)["strategy"] == "lines"
+
+
+def test_evaluate_scores_an_uploaded_question_set_by_category(page) -> None:
+    at = page("evaluate").run()
+    records = [
+        {"id": "s", "query": "moveObject", "category": "symbol",
+         "targets": [{"file": "src/services/imageService.js", "start_line": 555, "end_line": 580}]},
+        {"id": "n", "query": "resize an image", "category": "semantic",
+         "targets": [{"file": "src/services/imageService.js"}, {"file": "src/missing.js"}]},
+    ]  # fmt: skip
+    data = "".join(json.dumps(r) + "\n" for r in records).encode()
+    at.radio(key="query_set").set_value("Upload a JSONL file").run()
+    at.file_uploader(key="queries_upload").set_value(("q.jsonl", data, "application/jsonl")).run()
+    assert not at.exception
+    assert any("src/missing.js" in w.value for w in at.warning)
+    summary = at.dataframe[0].value
+    assert set(summary["run"]) == {"line-based", "AST"}
+    assert {"all", "semantic", "symbol"} <= set(summary["group"])
+    assert list(at.dataframe[1].value["category"]) == ["symbol", "semantic"]
