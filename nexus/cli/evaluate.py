@@ -11,8 +11,6 @@ from nexus.cli import indexes as index_verb
 from nexus.cli.common import STRATEGY_LABELS, config_from_args, open_target, strategies
 from nexus.cli.indexes import saved_indexes
 from nexus.config import ChunkConfig
-from nexus.evaluation.questions import is_question_set, parse_questions
-from nexus.retrieval.ranking import rules_for
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -29,6 +27,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         unreachable_table,
         unreachable_targets,
     )
+
+    # Imported here: nexus.retrieval.index (usearch) must come after ray (--engine ray).
+    from nexus.evaluation.questions import is_question_set, parse_questions
+    from nexus.retrieval.ranking import rules_for
 
     config = config_from_args(args)
     data = _read(args.queries)
@@ -124,6 +126,7 @@ def _eval_questions(args: argparse.Namespace, config: ChunkConfig, questions: li
     category, for each strategy."""
     from nexus.evaluation.metrics import render_text
     from nexus.evaluation.questions import evaluate_questions, summarize, summary_table
+    from nexus.retrieval.ranking import rules_for
 
     repo = open_target(args)
     present = {info.path for info in repo.files if info.chunkable}

@@ -79,9 +79,10 @@ def test_search_shows_both_lists_and_the_chart(app_page, server) -> None:
     page.wait_for_selector("[data-testid='stPlotlyChart']")
     main = page.locator("[data-testid='stMain']")
     assert main.get_by_text(re.compile(r"^1\. ")).count() == 2
-    assert main.locator("[data-testid='stPlotlyChart']").count() == 2
+    # Per column: the score chart, then the ranking stage's parts of each hit.
+    assert main.locator("[data-testid='stPlotlyChart']").count() == 4
     assert "q=copy" in page.url  # the link reproduces the view
-    chart = main.locator("[data-testid='stPlotlyChart']").nth(1)
+    chart = main.locator("[data-testid='stPlotlyChart']").nth(2)  # the AST scores
     marker = chart.locator(".scatterlayer .trace").first.locator("path.point").first
     box = marker.bounding_box()  # plotly's drag layer lies on top: click where a user would
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

@@ -98,7 +98,7 @@ def test_hostile_link_and_repository_fetch_nothing(app_page, server) -> None:
     nav(page, "Search")
     wait_builds(page)
     page.wait_for_selector("[data-testid='stPlotlyChart']")
-    chart = main.locator("[data-testid='stPlotlyChart']").nth(1)
+    chart = main.locator("[data-testid='stPlotlyChart']").nth(2)  # AST scores (after lines')
     marker = chart.locator(".scatterlayer .trace").first.locator("path.point").first
     box = marker.bounding_box()  # a click opens the chunk in an expander named by its file
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
