@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from nexus.retrieval.ranking import RankingRules
 from nexus.tables import text_table
 from nexus.types import Chunk, FileInfo
 
+T = TypeVar("T")
 RULES = ("overlap50", "contains")
 PRIMARY_RULE = "overlap50"
 KS = (1, 5, 10)
@@ -101,36 +102,47 @@ def parse_queries(data: bytes | str) -> list[Query]:
     Records are split on newlines only (a JSON string may hold U+2028); each one is
     checked by ``query_from_dict``, so nothing malformed reaches the scoring.
     """
+    return parse_records(data, query_from_dict, "query", _EXAMPLE)
+
+
+_PLURALS = {"query": "queries"}
+
+
+def parse_records(
+    data: bytes | str, from_dict: Callable[[object], T], kind: str, example: str
+) -> list[T]:
+    """Records of a JSONL set, each made by ``from_dict``; QuerySetError names every bad
+    line (``kind`` and ``example`` go into the messages)."""
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise QuerySetError(
-                f"the query set is not UTF-8 text (bad byte at offset {exc.start}); "
+                f"the {kind} set is not UTF-8 text (bad byte at offset {exc.start}); "
                 "save it as UTF-8 JSONL"
             ) from None
-    queries: list[Query] = []
+    records: list[T] = []
     problems: list[str] = []
-    lines = data.split("\n")
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(data.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            queries.append(query_from_dict(_json_record(line)))
+            records.append(from_dict(_json_record(line)))
         except ValueError as exc:
             problems.append(f"line {number}: {exc}")
     if problems:
-        records = len(queries) + len(problems)
+        total = len(records) + len(problems)
         raise QuerySetError(
-            f"{len(problems)} of {records} records are not query records; each line must be "
-            f"one JSON object like {_EXAMPLE}",
+            f"{len(problems)} of {total} records are not {kind} records; each line must be "
+            f"one JSON object like {example}",
             problems,
         )
-    if not queries:
+    if not records:
         raise QuerySetError(
-            f"the query set holds no queries; write one JSON object a line: {_EXAMPLE}"
+            f"the {kind} set holds no {_PLURALS.get(kind, kind + 's')}; write one JSON "
+            f"object a line: {example}"
         )
-    return queries
+    return records
 
 
 def _json_record(line: str) -> object:

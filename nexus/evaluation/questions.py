@@ -29,10 +29,10 @@ from typing import Any
 
 from nexus.evaluation.metrics import (
     MAX_LINE,
-    QuerySetError,
     _json_record,
     _kind,
     _text,
+    parse_records,
 )
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
@@ -94,32 +94,7 @@ def is_question_set(data: bytes | str) -> bool:
 
 def parse_questions(data: bytes | str) -> list[Question]:
     """Questions from JSONL; raises ``QuerySetError`` naming every bad line."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise QuerySetError(
-                f"the question set is not UTF-8 text (bad byte at offset {exc.start}); "
-                "save it as UTF-8 JSONL"
-            ) from None
-    questions: list[Question] = []
-    problems: list[str] = []
-    for number, line in enumerate(data.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            questions.append(question_from_dict(_json_record(line)))
-        except ValueError as exc:
-            problems.append(f"line {number}: {exc}")
-    if problems:
-        raise QuerySetError(
-            f"{len(problems)} of {len(questions) + len(problems)} records are not question "
-            f"records; each line must be one JSON object like {_EXAMPLE}",
-            problems,
-        )
-    if not questions:
-        raise QuerySetError(f"the question set holds no questions; write one a line: {_EXAMPLE}")
-    return questions
+    return parse_records(data, question_from_dict, "question", _EXAMPLE)
 
 
 def question_from_dict(record: object) -> Question:
