@@ -86,7 +86,9 @@ def evaluate(
 ) -> dict[str, list[QuestionRow]]:
     """Every run's rows over the split's repositories."""
     embedder = CachedEmbedder(default_embedder(), EmbeddingCache(INDEXES / "cache"))
-    table = runs(rules) if names is None else {n: runs(rules)[n] for n in names}
+    table = runs(rules)
+    if names is not None:
+        table = {name: table[name] for name in names}
     rows: dict[str, list[QuestionRow]] = {name: [] for name in table}
     for repo, questions in load_questions(split).items():
         folder = index_folder(INDEXES, repo, strategy)

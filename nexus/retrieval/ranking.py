@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -115,7 +115,6 @@ BOOSTS: dict[str, tuple[str, ...]] = {
     "kind priors": ("shape_only", "module_code"),
 }
 DEFAULT_RULES = RankingRules()
-WEIGHT_NAMES = tuple(f.name for f in fields(RankingRules))
 
 
 def rules_for(config: ChunkConfig) -> RankingRules | None:
