@@ -6,7 +6,8 @@ run through these functions, so their numbers agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,9 +16,13 @@ from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.pipeline import chunk_analyses
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import EvalReport, Query, evaluate
-from nexus.retrieval.embedding import Embedder
+from nexus.evaluation.text_memo import TextMemo
+from nexus.retrieval.embedding import Embedder, EmbeddingCancelled
+from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
+from nexus.runtime.builds import ETA_SMOOTHING
+from nexus.runtime.progress import duration
 
 HEADLINE_VARIANT = "doc"
 
@@ -73,8 +78,73 @@ def describe(config: ChunkConfig) -> str:
     return f"ast {config.max_tokens}/{config.min_tokens} {config.profile}"
 
 
-#: ``progress(share_done, what)``: the share of the sweep done (0..1) and what runs now.
-SweepProgress = Callable[[float, str], None]
+#: ``(max_tokens, min_tokens)``: one setting of a sweep.
+Budget = tuple[int, int]
+
+
+class SweepCancelled(RuntimeError):
+    """``sweep`` stopped because ``cancel()`` said so; ``results`` holds the settings it
+    finished (with those it was given), which a rerun with ``finished`` keeps."""
+
+    def __init__(self, results: dict[Budget, ConfigResult]) -> None:
+        super().__init__(f"sweep cancelled after {len(results)} setting(s)")
+        self.results = results
+
+
+@dataclass(frozen=True)
+class SweepStatus:
+    """Where a sweep stands (a snapshot): settings and distinct chunk texts done, and the
+    pace the time left is reckoned from."""
+
+    what: str
+    settings_done: int
+    settings: int
+    texts_done: int  # distinct chunk texts embedded (or answered by the cache) so far
+    texts: int  # distinct chunk texts the pending settings need (0 before they are counted)
+    seconds_per_text: float | None = None  # smoothed over the batches (ETA_SMOOTHING)
+    seconds_per_setting: float | None = None  # chunking and scoring, embedding aside
+
+    @property
+    def fraction(self) -> float:
+        """Share done: of the texts while there are texts to embed, else of the settings."""
+        if self.settings_done >= self.settings:
+            return 1.0
+        if self.texts:
+            return min(self.texts_done / self.texts, 1.0)
+        return self.settings_done / self.settings
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left: texts left at the smoothed pace plus the settings' own work."""
+        if self.settings_done >= self.settings:
+            return 0.0
+        if self.seconds_per_text is None and self.seconds_per_setting is None:
+            return None
+        texts_left = max(self.texts - self.texts_done, 0)
+        settings_left = self.settings - self.settings_done
+        return texts_left * (self.seconds_per_text or 0.0) + settings_left * (
+            self.seconds_per_setting or 0.0
+        )
+
+    def summary(self) -> str:
+        """One line for people: what runs, texts embedded, speed and time left."""
+        parts = [self.what, f"{self.settings_done}/{self.settings} settings done"]
+        if self.texts:
+            parts.append(f"{self.texts_done:,}/{self.texts:,} distinct chunk texts embedded")
+        if self.seconds_per_text:
+            parts.append(f"{1 / self.seconds_per_text:,.1f} texts/s")
+        eta = self.eta_s
+        if eta is not None and self.settings_done < self.settings:
+            parts.append(f"about {duration(eta)} left")
+        return " · ".join(parts)
+
+
+def sweep_grid(
+    max_tokens: Sequence[int], min_tokens: Sequence[int], extra: Sequence[Budget] = ()
+) -> list[Budget]:
+    """Every (max, min) pair with ``min < max``, then the ``extra`` pairs not in it."""
+    grid = [(hi, lo) for hi in max_tokens for lo in min_tokens if lo < hi]
+    return grid + [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
 
 
 def sweep(
@@ -85,32 +155,107 @@ def sweep(
     embedder: Embedder,
     max_tokens: Sequence[int],
     min_tokens: Sequence[int] = (0,),
-    progress: SweepProgress | None = None,
-    extra: Sequence[tuple[int, int]] = (),
+    progress: Callable[[SweepStatus], None] | None = None,
+    extra: Sequence[Budget] = (),
+    finished: Mapping[Budget, ConfigResult] | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> list[ConfigResult]:
-    """Every (max, min) pair with ``min < max``, then the ``extra`` pairs not in the grid
-    (the setting in use, so a sweep always has it as a row); the queries are embedded
-    once. ``progress`` is told from the start, embedding included, not only after
-    each setting."""
-    report: SweepProgress = progress or (lambda share, what: None)
-    grid = [(hi, lo) for hi in max_tokens for lo in min_tokens if lo < hi]
-    grid += [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
-    report(0.0, f"embedding {len(queries)} queries")
-    query_vectors = embedder.encode([q.query for q in queries])
-    results = []
-    for done, (hi, lo) in enumerate(grid):
-        what = f"setting {done + 1} of {len(grid)} (max {hi}, min {lo})"
-        report(done / len(grid), what)
+    """Evaluate every setting of ``sweep_grid``, each distinct chunk text embedded once.
 
-        def embedding(n: int, total: int, done: int = done, what: str = what) -> None:
-            report((done + n / max(total, 1)) / len(grid), f"{what}: embedding {n}/{total}")
+    The settings share one ``TextMemo`` (in front of ``embedder`` and its cache), and run
+    cheapest first: the ``extra`` ones (the setting in use: its index is built, so its
+    texts are cached), then the largest budgets, whose chunks the smaller ones share
+    least. Before any embedding, each pending setting is chunked once to count the
+    distinct texts the sweep needs, so ``progress`` has a total and an ETA from the
+    first batch (chunking costs ~0.3 s a setting on hono, embedding minutes).
 
-        config = base.with_(strategy="ast", max_tokens=hi, min_tokens=lo)
-        results.append(
-            evaluate_config(analyses, repo, config, queries, embedder, query_vectors, embedding)
+    Args:
+        finished: results of an earlier run of the same sweep (same repository, queries,
+            embedder and search settings): those settings are not run again.
+        cancel: asked between batches of texts and between settings; True raises
+            ``SweepCancelled`` holding the settings finished so far.
+
+    Returns:
+        One result per setting, in ``sweep_grid`` order.
+    """
+    grid = sweep_grid(max_tokens, min_tokens, extra)
+    earlier = finished or {}
+    results = {pair: earlier[pair] for pair in grid if pair in earlier}
+    cheapest_first = [pair for pair in grid if pair in extra] + sorted(grid, reverse=True)
+    pending = [pair for pair in dict.fromkeys(cheapest_first) if pair not in results]
+    pace = _Pace()
+    memo = TextMemo(embedder, cancel=cancel, on_batch=pace.batch_done)
+    stopped = cancel or (lambda: False)
+    needed: set[bytes] = set()
+    query_texts = 0  # texts the memo embedded for the queries, not chunks
+
+    def report(what: str) -> None:
+        if progress is None:
+            return
+        progress(
+            SweepStatus(
+                what=what,
+                settings_done=len(results),
+                settings=len(grid),
+                texts_done=min(pace.texts - query_texts, len(needed)),
+                texts=len(needed),
+                seconds_per_text=pace.seconds_per_text,
+                seconds_per_setting=pace.seconds_per_setting,
+            )
         )
-    report(1.0, "done")
-    return results
+
+    def configured(pair: Budget) -> ChunkConfig:
+        return base.with_(strategy="ast", max_tokens=pair[0], min_tokens=pair[1])
+
+    for number, pair in enumerate(pending, 1):
+        report(f"counting the chunks of setting {number} of {len(pending)}")
+        if stopped():
+            raise SweepCancelled(results)
+        chunks = chunk_analyses(analyses, configured(pair), repo=repo)
+        needed.update(text_key(c.embedding_text) for c in chunks)
+    report(f"embedding {len(queries)} queries")
+    try:
+        query_vectors = memo.encode([q.query for q in queries])
+        query_texts = pace.texts
+        for pair in pending:
+            if stopped():
+                raise SweepCancelled(results)
+            began, embedding_before = time.perf_counter(), pace.embedding_s
+            what = f"max {pair[0]}, min {pair[1]}"
+
+            def embedding(n: int, total: int, what: str = what) -> None:
+                report(f"{what}: {n:,}/{total:,} texts")
+
+            results[pair] = evaluate_config(
+                analyses, repo, configured(pair), queries, memo, query_vectors, embedding
+            )
+            pace.setting_done(time.perf_counter() - began - (pace.embedding_s - embedding_before))
+    except EmbeddingCancelled:
+        raise SweepCancelled(results) from None
+    report("done")
+    return [results[pair] for pair in grid]
+
+
+class _Pace:
+    """The sweep's smoothed pace: seconds per embedded text, and per setting's own work."""
+
+    def __init__(self) -> None:
+        self.seconds_per_text: float | None = None
+        self.seconds_per_setting: float | None = None
+        self.embedding_s = 0.0
+        self.texts = 0  # texts embedded so far (what the memo lacked)
+
+    def batch_done(self, texts: int, seconds: float) -> None:
+        self.texts += texts
+        self.embedding_s += seconds
+        self.seconds_per_text = _smoothed(self.seconds_per_text, seconds / max(texts, 1))
+
+    def setting_done(self, seconds: float) -> None:
+        self.seconds_per_setting = _smoothed(self.seconds_per_setting, max(seconds, 0.0))
+
+
+def _smoothed(last: float | None, now: float) -> float:
+    return now if last is None else last + ETA_SMOOTHING * (now - last)
 
 
 def best(

@@ -86,7 +86,7 @@ class BuildProgress:
         if self.rate:
             parts.append(f"{self.rate:,.1f} chunks/s")
         if self.running and self.eta_s is not None:
-            parts.append(f"about {_duration(self.eta_s)} left")
+            parts.append(f"about {duration(self.eta_s)} left")
         cached = self.done - self.embedded
         if self.running:
             parts.append(
@@ -102,7 +102,7 @@ class BuildProgress:
         return " · ".join(parts)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """``42 s``, ``3 min``, ``1 h 05 min``."""
     if seconds < 60:
         return f"{seconds:.0f} s"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexus.chunking.pipeline import analyze_files
+import pytest
+
+from nexus.chunking.pipeline import analyze_files, chunk_analyses
 from nexus.config import ChunkConfig
-from nexus.evaluation.experiments import best, describe, sweep
+from nexus.evaluation.experiments import SweepCancelled, SweepStatus, best, describe, sweep
 from nexus.evaluation.metrics import load_queries
 from nexus.ingest.sources import open_repository
 from tests.retrieval.test_embedding import FakeEmbedder
@@ -54,11 +57,15 @@ def test_best_breaks_near_ties_by_fewer_lines_then_fewer_tiny_chunks():
     assert best(rows).name == "b"
 
 
-def test_sweep_adds_the_setting_in_use_and_reports_progress_from_the_start():
+def _sample():
     repo = open_repository(SAMPLE)
     analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
-    queries = load_queries(SAMPLE / "queries.jsonl")
-    seen: list[tuple[float, str]] = []
+    return repo, analyses, load_queries(SAMPLE / "queries.jsonl")
+
+
+def test_sweep_adds_the_setting_in_use_and_reports_progress_from_the_start():
+    repo, analyses, queries = _sample()
+    seen: list[SweepStatus] = []
     results = sweep(
         analyses,
         repo.name,
@@ -67,7 +74,7 @@ def test_sweep_adds_the_setting_in_use_and_reports_progress_from_the_start():
         FakeEmbedder(),
         [64, 256],
         [0],
-        progress=lambda share, what: seen.append((share, what)),
+        progress=seen.append,
         extra=[(512, 64), (256, 0)],
     )
     assert [describe(r.config) for r in results] == [
@@ -75,7 +82,86 @@ def test_sweep_adds_the_setting_in_use_and_reports_progress_from_the_start():
         "ast 256/0 auto",
         "ast 512/64 auto",
     ]
-    assert seen[0] == (0.0, f"embedding {len(queries)} queries")  # before any setting ran
-    assert seen[-1] == (1.0, "done")
-    shares = [share for share, _ in seen]
-    assert shares == sorted(shares)
+    assert seen[0].what == "counting the chunks of setting 1 of 3" and seen[0].fraction == 0
+    assert seen[-1].what == "done" and seen[-1].fraction == 1.0 and seen[-1].eta_s == 0
+    embedding = [s for s in seen if not s.what.startswith("counting")]
+    assert embedding[0].texts_done == 0 and embedding[-1].texts_done == embedding[0].texts
+    fractions = [s.fraction for s in embedding]
+    assert fractions == sorted(fractions)
+    assert any(s.eta_s is not None and s.eta_s > 0 for s in embedding)  # reckoned while running
+    assert "left" in next(s.summary() for s in embedding if s.eta_s)
+
+
+def test_sweep_embeds_each_distinct_text_once_across_settings():
+    repo, analyses, queries = _sample()
+    embedder = FakeEmbedder()
+    sweep(analyses, repo.name, ChunkConfig(), queries, embedder, [64, 128, 256, 512], [0, 32])
+    texts = Counter(text for call in embedder.calls for text in call)
+    assert texts and max(texts.values()) == 1, texts.most_common(3)
+    chunk_texts = {
+        c.embedding_text
+        for hi, lo in [(64, 0), (64, 32), (128, 0), (128, 32), (256, 0), (512, 32)]
+        for c in chunk_analyses(analyses, ChunkConfig(max_tokens=hi, min_tokens=lo), repo=repo.name)
+    }
+    assert chunk_texts <= set(texts)  # every setting's chunks were embedded, once
+
+
+def test_sweep_runs_the_setting_in_use_first_then_the_largest_budgets():
+    repo, analyses, queries = _sample()
+    seen: list[str] = []
+    sweep(
+        analyses, repo.name, ChunkConfig(), queries, FakeEmbedder(), [64, 256], [0, 32],
+        progress=lambda status: seen.append(status.what.split(":")[0]), extra=[(144, 32)],
+    )  # fmt: skip
+    order = list(dict.fromkeys(w for w in seen if w.startswith("max ")))
+    assert order == ["max 144, min 32", "max 256, min 32", "max 256, min 0", "max 64, min 32",
+                     "max 64, min 0"]  # fmt: skip
+
+
+def test_a_cancelled_sweep_keeps_its_finished_settings_and_resumes_without_redoing_them():
+    repo, analyses, queries = _sample()
+    embedder = FakeEmbedder()
+    finished: list[int] = []
+
+    def cancel_after_two_settings() -> bool:
+        return len(finished) >= 2
+
+    def count(status: SweepStatus) -> None:
+        if status.settings_done > len(finished):
+            finished.append(status.settings_done)
+
+    with pytest.raises(SweepCancelled) as stopped:
+        sweep(
+            analyses, repo.name, ChunkConfig(), queries, embedder, [64, 256, 512], [0],
+            progress=count, cancel=cancel_after_two_settings,
+        )  # fmt: skip
+    kept = stopped.value.results
+    assert sorted(kept) == [(256, 0), (512, 0)]  # the largest budgets run first
+    first_run = {text for call in embedder.calls for text in call}
+    embedder.calls.clear()
+    results = sweep(
+        analyses, repo.name, ChunkConfig(), queries, embedder, [64, 256, 512], [0],
+        finished=kept,
+    )  # fmt: skip
+    assert [describe(r.config) for r in results] == ["ast 64/0 auto", "ast 256/0 auto",
+                                                     "ast 512/0 auto"]  # fmt: skip
+    assert results[1] is kept[(256, 0)] and results[2] is kept[(512, 0)]  # not recomputed
+    resumed = {text for call in embedder.calls for text in call}
+    small = {
+        c.embedding_text
+        for c in chunk_analyses(analyses, ChunkConfig(max_tokens=64, min_tokens=0), repo=repo.name)
+    }
+    assert resumed - {q.query for q in queries} <= small  # only the missing setting's chunks
+    assert small - first_run <= resumed
+
+
+def test_cancel_is_answered_between_batches_of_texts():
+    repo, analyses, queries = _sample()
+    embedder = FakeEmbedder()
+    with pytest.raises(SweepCancelled) as stopped:
+        sweep(
+            analyses, repo.name, ChunkConfig(), queries, embedder, [64], [0],
+            cancel=lambda: len(embedder.calls) >= 2,
+        )  # fmt: skip
+    assert stopped.value.results == {}
+    assert len(embedder.calls) == 2  # the queries, and one batch of chunk texts
