@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from nexus.evaluation.experiments import best, sweep
@@ -31,7 +31,19 @@ from nexus.evaluation.questions import (
 from nexus.retrieval.embedding import CachedEmbedder, ModelUnavailableError
 from nexus.retrieval.ranking import rules_for
 from nexus.runtime.progress import FAILED
-from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, views
+from nexus.ui import (
+    analyses,
+    cache,
+    indexing,
+    links,
+    repos,
+    safe,
+    settings,
+    state,
+    sweeps,
+    views,
+    widgets,
+)
 
 state.page_setup("Evaluate")
 config = settings.settings_sidebar()
@@ -250,58 +262,84 @@ st.caption(
 )
 
 st.subheader("Sweep the AST token budgets")
+ss = st.session_state
+ss.setdefault("sweep_max", list(widgets.SWEEP_MAX_DEFAULT))
+ss.setdefault("sweep_min", list(widgets.SWEEP_MIN_DEFAULT))
 c1, c2, c3 = st.columns([2, 2, 1])
-maxes = c1.multiselect(
-    "max_tokens values",
-    [64, 96, 128, 192, 256, 384, 512, 768, 1024],
-    [128, 256, 512],
-    key="sweep_max",
-)
-mins = c2.multiselect("min_tokens values", [0, 16, 32, 48, 64, 96, 128], [0, 48], key="sweep_min")
+maxes = c1.multiselect("max_tokens values", widgets.SWEEP_MAX_OPTIONS, key="sweep_max")
+mins = c2.multiselect("min_tokens values", widgets.SWEEP_MIN_OPTIONS, key="sweep_min")
 run = c3.button("Run sweep", key="run_sweep", type="primary", disabled=not maxes or not mins)
 sweep_key = (
     repos.repo_key(),
     docs_blanked,
     digest,
+    embedder.name,
     config.profile,
     config.lexical_weight,
+    config.ranking,
     config.line_window,
 )
 current = (config.max_tokens, config.min_tokens)
-saved = st.session_state.get("sweep")
-missing = saved is not None and saved[0] == sweep_key and current not in saved[1]
-if run or missing:
-    # A rerun for the setting in use alone when only the sliders moved since the sweep.
-    grid_max, grid_min = (sorted(maxes), sorted(mins)) if run else ([], [])
-    bar = st.progress(0.0, text="Sweeping: starting")
+
+
+def sweep_work(grid_max: list[int], grid_min: list[int]) -> sweeps.Work:
+    """The sweep over this page's repository, query set and embedder (run on the job's thread)."""
     with_cache = CachedEmbedder(embedder, cache.embedding_cache())
-    try:
-        found = sweep(
-            analyses.repo_analyses(repo),
-            repo.name,
-            config,
-            queries,
-            with_cache,
-            max_tokens=grid_max,
-            min_tokens=grid_min,
-            progress=lambda share, what: bar.progress(min(share, 1.0), text=f"Sweeping: {what}"),
-            extra=[current],
-        )
-    finally:
-        bar.empty()
-    results = {} if run else dict(saved[1])
-    results.update({(r.config.max_tokens, r.config.min_tokens): r for r in found})
-    st.session_state["sweep"] = (sweep_key, results)
-saved = st.session_state.get("sweep")
-if not saved or saved[0] != sweep_key:
+    return functools.partial(
+        sweep, analyses.repo_analyses(repo), repo.name, config, queries, with_cache,
+        grid_max, grid_min, extra=[current],
+    )  # fmt: skip
+
+
+job = sweeps.session_job()
+linked = ss.pop(links.LINK_SWEEP, False) and maxes and mins
+if run or (linked and (job is None or job.key != sweep_key)):
+    job = sweeps.start(sweep_key, maxes, mins, current, sweep_work(maxes, mins))
+elif (
+    job is not None and job.key == sweep_key and job.complete() and current not in job.results
+):  # only the sliders moved since the sweep: the setting in use alone runs (the rest is kept)
+    job = sweeps.start(sweep_key, job.maxes, job.mins, current, sweep_work(job.maxes, job.mins))
+
+
+@st.fragment(run_every=1.0)
+def sweep_progress() -> None:
+    """The running sweep's bar, pace and time left, every second; Cancel beside it."""
+    now = sweeps.session_job()
+    if now is None or not now.running:
+        st.rerun()
+    status = now.status
+    text = status.summary() if status else "starting"
+    bar, stop = st.columns([5, 1])
+    bar.progress(status.fraction if status else 0.0, text=f"Sweeping: {safe.md(text)}")
+    stop.button("Cancel", key="cancel_sweep", on_click=now.cancel, disabled=now.cancelling)
+    if now.resumed:
+        st.caption(f"Resumed: {now.resumed} setting(s) kept from the run before.")
+
+
+if job is not None and job.key == sweep_key and job.running:
+    sweep_progress()
+    st.stop()
+if job is None or job.key != sweep_key:
     st.caption(
         "Pick the values and run the sweep: each setting is chunked, embedded and scored; "
-        "the setting in use is always one of the rows."
+        "the setting in use is always one of the rows. A chunk text is embedded once for "
+        "the whole sweep, and the embedding cache keeps it for the next one."
     )
     st.stop()
-results = sorted(saved[1].values(), key=lambda r: (r.config.max_tokens, r.config.min_tokens))
+if job.error:
+    st.error(f"The sweep failed: {safe.md(job.error)}")
+if job.cancelled:
+    st.info(
+        f"Cancelled with {len(job.rows())} of {len(job.grid)} settings done (shown below). "
+        "Run sweep again to resume: the finished settings are kept."
+    )
+results = job.rows()
+ss[links.SWEEP_SHOWN] = True  # links carry the sweep from now on
+if current not in job.results:
+    st.stop()
 variants = sorted({g for r in results for g in r.report.metrics if "|" not in g})
-st.session_state.setdefault("sweep_variant", "doc" if "doc" in variants else variants[0])
+if ss.get("sweep_variant") not in variants:
+    ss["sweep_variant"] = "doc" if "doc" in variants else variants[0]
 variant = st.selectbox(
     "Query variant scored",
     variants,
@@ -309,64 +347,30 @@ variant = st.selectbox(
     help="Which of the query set's variants the sweep's metrics are computed on "
     "(all = every query).",
 )
-top = best(results, variant)
-base = saved[1][current]
-#: Per metric: its column and whether higher is better.
-METRICS = {"MRR@10": True, "R@5": True, "lines@5": False}
-table = pd.DataFrame(
-    {
-        "max_tokens": r.config.max_tokens,
-        "min_tokens": str(r.config.min_tokens),
-        "row": ", ".join(
-            label for label, hit in (("in use", r is base), ("best", r is top)) if hit
-        ),
-        "chunks": r.chunks,
-        "over window": r.over_window,
-        **{m: round(r.metric(m, variant), 3) for m in METRICS},
-        **{f"Δ {m}": round(r.metric(m, variant) - base.metric(m, variant), 3) for m in METRICS},
-    }
-    for r in results
-)
-charts = st.container(key="nx_stack_sweep_charts").columns(2)
-for column, metric in zip(charts, ("MRR@10", "lines@5"), strict=True):
-    fig = px.line(
-        table,
-        x="max_tokens",
-        y=metric,
-        color="min_tokens",
-        markers=True,
-        height=300,
-        title=f"{metric} by max_tokens ({safe.plot(variant)} queries; "
-        f"{'higher' if METRICS[metric] else 'lower'} is better)",
-    )
-    winner = table[metric].idxmax() if METRICS[metric] else table[metric].idxmin()
-    fig.add_scatter(
-        x=[table.loc[winner, "max_tokens"]],
-        y=[table.loc[winner, metric]],
-        mode="markers",
-        name=f"best {metric}",
-        marker=dict(symbol="star", size=18, color="#dc2626"),
-        hovertemplate=f"best {metric}: %{{y}} at max %{{x}}<extra></extra>",
-    )
-    fig.add_scatter(
-        x=[base.config.max_tokens],
-        y=[round(base.metric(metric, variant), 3)],
-        mode="markers",
-        name="in use",
-        marker=dict(symbol="circle-open", size=16, color="#111827", line=dict(width=2)),
-        hovertemplate="in use: %{y} at max %{x}<extra></extra>",
-    )
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="min_tokens")
-    column.plotly_chart(fig, key=f"sweep_{metric}")
+table = sweeps.sweep_table(results, current, variant)
+charts = st.container(key="nx_stack_sweep_charts").columns(len(sweeps.METRICS))
+for column, (metric, higher) in zip(charts, sweeps.METRICS.items(), strict=True):
+    column.plotly_chart(views.sweep_chart(table, metric, higher, variant), key=f"sweep_{metric}")
 st.dataframe(table, hide_index=True)
 st.caption(
-    "Δ columns: each row minus the setting in use. *best*: the highest MRR@10 (rows within "
-    "0.005 are ties, won by fewer lines in the top 5); the stars mark each chart's own best."
+    "Δ columns: each row minus the setting in use (the ringed point and the dotted line). "
+    "*best*: the highest MRR@10 (rows within 0.005 are ties, won by fewer lines in the top "
+    "5); the stars mark each chart's own best."
 )
-st.button(
-    f"Use the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})",
+top = best(results, variant)
+apply_best, download = st.columns(2)
+apply_best.button(
+    f"Apply the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})",
     key="use_best",
     on_click=settings.set_budget,
     args=(top.config.max_tokens, top.config.min_tokens),
-    disabled=top is base,
+    disabled=current == (top.config.max_tokens, top.config.min_tokens),
+    help="Moves the budget sliders (and the preset, when one matches) to this setting.",
+)
+download.download_button(
+    "Download the sweep (CSV)",
+    table.to_csv(index=False),
+    file_name=f"{repo.name}-sweep.csv",
+    mime="text/csv",
+    key="sweep_csv",
 )

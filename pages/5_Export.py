@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 from nexus.config import dump_config_toml
-from nexus.ui import analyses, cache, repos, safe, settings, state
+from nexus.ui import analyses, cache, repos, safe, settings, state, sweeps
 
 state.page_setup("Export")
 config = settings.settings_sidebar()
@@ -24,6 +24,30 @@ st.caption(
     "The command line reads the same file: "
     "`nexus chunk REPOSITORY --config nexus.toml --format jsonl -o chunks.jsonl`"
 )
+
+swept = sweeps.export()
+if swept is not None:
+    st.subheader("Sweep")
+    table, about = swept
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        f"Download the sweep's {len(table)} settings (CSV)",
+        table.to_csv(index=False),
+        file_name=f"{repo.name}-sweep.csv",
+        mime="text/csv",
+        key="dl_sweep_csv",
+    )
+    c2.download_button(
+        "Download the sweep (JSON, with its grid and query variant)",
+        json.dumps({**about, "rows": table.to_dict(orient="records")}, indent=1),
+        file_name=f"{repo.name}-sweep.json",
+        mime="application/json",
+        key="dl_sweep_json",
+    )
+    st.caption(
+        f"The Evaluate page's last sweep on {safe.code(repo.name)} "
+        f"({safe.md(about['variant'])} queries); the share link carries its grid."
+    )
 
 st.subheader("Chunks")
 strategy = st.radio(

@@ -28,6 +28,15 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
     "line": ("_link_line", range(1, 10**9)),
 }
 
+#: The Evaluate page's sweep: its grid (comma lists) and query variant, in links once the
+#: session has run a sweep (``SWEEP_SHOWN``); a link with a grid runs the sweep when
+#: Evaluate opens (``LINK_SWEEP``).
+SWEEP_PARAMS = {
+    "sweep_max": widgets.SWEEP_MAX_OPTIONS,
+    "sweep_min": widgets.SWEEP_MIN_OPTIONS,
+}
+LINK_SWEEP, SWEEP_SHOWN = "_link_sweep", "_sweep_shown"
+
 
 def apply_url_params() -> list[str]:
     """Once per session, copy a shared link's parameters into the session; returns problems."""
@@ -76,6 +85,25 @@ def apply_url_params() -> list[str]:
             problems.append(f"ignored {name}={raw!r}")
             continue
         st.session_state[key] = value
+    return problems + _sweep_from_link(params)
+
+
+def _sweep_from_link(params: Any) -> list[str]:
+    """``sweep_max=128,256&sweep_min=0,48&sweep_variant=doc``: the sweep to run on Evaluate."""
+    problems = []
+    for name, allowed in SWEEP_PARAMS.items():
+        raw = params.get(name)
+        if raw is None:
+            continue
+        values = [v.strip() for v in raw.split(",") if v.strip()]
+        kept = [int(v) for v in values if v.isdigit() and int(v) in allowed]
+        if len(kept) < len(values):
+            problems.append(f"ignored {name}={raw!r} values not in {', '.join(map(str, allowed))}")
+        if kept:
+            st.session_state[name] = sorted(set(kept))
+            st.session_state[LINK_SWEEP] = True
+    if params.get("sweep_variant"):
+        st.session_state["sweep_variant"] = params.get("sweep_variant")
     return problems
 
 
@@ -116,5 +144,9 @@ def write_url_params(values: dict[str, object]) -> None:
     params["include"] = ",".join(selection.include)
     params["exclude"] = ",".join(selection.exclude)
     params["languages"] = ",".join(selection.languages)
+    if ss.get(SWEEP_SHOWN) or ss.get(LINK_SWEEP):
+        for name in SWEEP_PARAMS:
+            params[name] = ",".join(str(v) for v in ss.get(name) or ())
+        params["sweep_variant"] = ss.get("sweep_variant")
     params.update(values)
     st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})

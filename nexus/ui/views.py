@@ -370,3 +370,42 @@ def parts_figure(hits: Sequence[Hit]) -> go.Figure:
         legend=dict(orientation="h", y=-0.2),
     )
     return fig
+
+
+def sweep_chart(
+    table: pd.DataFrame, metric: str, higher_is_better: bool, variant: str
+) -> go.Figure:
+    """Evaluate's sweep: ``metric`` against max_tokens, a line per min_tokens, its best
+    starred and the setting in use ringed, with its value as a dotted reference line."""
+    fig = px.line(
+        table,
+        x="max_tokens",
+        y=metric,
+        color="min_tokens",
+        markers=True,
+        height=300,
+        title=f"{metric} ({safe.plot(variant)} queries; "
+        f"{'higher' if higher_is_better else 'lower'} is better)",
+    )
+    winner = table[metric].idxmax() if higher_is_better else table[metric].idxmin()
+    fig.add_scatter(
+        x=[table.loc[winner, "max_tokens"]],
+        y=[table.loc[winner, metric]],
+        mode="markers",
+        name=f"best {metric}",
+        marker=dict(symbol="star", size=18, color="#dc2626"),
+        hovertemplate=f"best {metric}: %{{y}} at max %{{x}}<extra></extra>",
+    )
+    in_use = table[table["row"].str.contains("in use")].iloc[0]
+    fig.add_hline(y=in_use[metric], line_dash="dot", line_color="#6b7280")
+    fig.add_scatter(
+        x=[in_use["max_tokens"]],
+        y=[in_use[metric]],
+        mode="markers",
+        name=f"in use (min {in_use['min_tokens']})",
+        marker=dict(symbol="circle-open", size=16, color="#111827", line=dict(width=2)),
+        hovertemplate="in use: %{y} at max %{x}<extra></extra>",
+    )
+    fig.update_xaxes(type="log", tickvals=sorted(table["max_tokens"].unique()))
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="min_tokens")
+    return fig

@@ -31,7 +31,12 @@ KEPT_KEYS = (
     *GLOB_KEYS.values(),
     LANGUAGES_KEY,
     *("preset", "source", "sample", "local_path", "file", "query", "k", "target"),
+    *("sweep_max", "sweep_min", "sweep_variant"),
 )
+#: The Evaluate page's sweep: the budgets offered, and those picked at first.
+SWEEP_MAX_OPTIONS = (64, 96, 128, 192, 256, 384, 512, 768, 1024)
+SWEEP_MIN_OPTIONS = (0, 16, 32, 48, 64, 96, 128)
+SWEEP_MAX_DEFAULT, SWEEP_MIN_DEFAULT = (128, 256, 512), (0, 48)
 SOURCES = ("Sample repository", "Upload a zip", "Local path")
 #: Each slider's (min, max, step): the sidebar and the links read the same ranges.
 SLIDERS: dict[str, tuple[int, int, int]] = {

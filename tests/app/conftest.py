@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from nexus.runtime.builds import BuildManager
-from nexus.ui import analyses, cache, indexing
+from nexus.ui import analyses, cache, indexing, sweeps
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {
@@ -31,6 +31,7 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # A fresh set of builds per test; each finishes before the script run goes on.
     monkeypatch.setattr(indexing, "BUILDS", BuildManager(wait_s=60, memory=cache.memory))
     monkeypatch.setattr(analyses, "TARGETS_WAIT_S", 60)  # a sample's units: on the first run
+    monkeypatch.setattr(sweeps, "WAIT_S", 60)  # a sweep's answer: on the run that started it
 
 
 @pytest.fixture

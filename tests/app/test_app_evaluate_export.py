@@ -57,7 +57,19 @@ def test_each_chart_stars_its_own_best_and_variants_are_a_choice(page) -> None:
         for trace in spec["data"]
         if trace["name"].startswith("best ")
     }
-    assert stars == {"best MRR@10": table["MRR@10"].max(), "best lines@5": table["lines@5"].min()}
+    assert stars == {
+        "best MRR@10": table["MRR@10"].max(),
+        "best R@5": table["R@5"].max(),
+        "best lines@5": table["lines@5"].min(),
+    }
+    in_use = table[table["row"].str.contains("in use")].iloc[0]
+    rings = {
+        spec["layout"]["title"]["text"].split(" ")[0]: trace["y"][0]
+        for spec in charts.values()
+        for trace in spec["data"]
+        if trace["name"].startswith("in use")
+    }
+    assert rings == {m: in_use[m] for m in ("MRR@10", "R@5", "lines@5")}  # the reference row
     variants = at.selectbox(key="sweep_variant")
     assert variants.value == "doc" and {"name", "all"} <= set(variants.options)
     at.selectbox(key="sweep_variant").set_value("name").run()
