@@ -310,7 +310,7 @@ def sweep_progress() -> None:
     status = now.status
     text = status.summary() if status else "starting"
     bar, stop = st.columns([5, 1])
-    bar.progress(status.fraction if status else 0.0, text=f"Sweeping: {safe.md(text)}")
+    bar.progress(status.fraction if status else 0.0, text=f"Sweeping: {text}")  # our words
     stop.button("Cancel", key="cancel_sweep", on_click=now.cancel, disabled=now.cancelling)
     if now.resumed:
         st.caption(f"Resumed: {now.resumed} setting(s) kept from the run before.")

@@ -1,0 +1,94 @@
+"""Evaluate's sweep: Cancel and resume, a link that carries it, and Export's download."""
+
+from __future__ import annotations
+
+import time
+
+from nexus.evaluation import experiments
+from nexus.ui import sweeps
+
+
+def _table(at):
+    return at.dataframe[-1].value
+
+
+def _bar(at) -> str:
+    return " ".join(p.proto.text for p in at.get("progress"))
+
+
+def _poll(at, done, tries: int = 100):
+    """Rerun until ``done(at)`` (the sweep's thread finishes between script runs)."""
+    for _ in range(tries):
+        if done(at):
+            return at
+        time.sleep(0.05)
+        at.run()
+    raise AssertionError(f"the sweep did not get there: {_bar(at)!r} {[i.value for i in at.info]}")
+
+
+def test_cancel_keeps_the_finished_settings_and_run_resumes_from_them(page, monkeypatch) -> None:
+    real = experiments.sweep
+    passed: list[set] = []
+
+    def held_after_the_first_setting(*args, progress, cancel, finished, **kwargs):
+        """The real sweep, held after its first setting until Cancel is pressed."""
+        passed.append(set(finished))
+
+        def report(status):
+            progress(status)
+            deadline = time.monotonic() + 30
+            while status.settings_done >= 1 and not cancel() and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+        return real(*args, progress=report, cancel=cancel, finished=finished, **kwargs)
+
+    monkeypatch.setattr(experiments, "sweep", held_after_the_first_setting)
+    monkeypatch.setattr(sweeps, "WAIT_S", 0.0)
+    at = page("evaluate").run()
+    at.multiselect(key="sweep_max").set_value([256, 1024])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.button(key="run_sweep").click().run()
+    at = _poll(at, lambda at: "1/3 settings done" in _bar(at))
+    assert not at.exception
+    assert "texts/s" in _bar(at) and "left" in _bar(at)  # the pace and the time left
+    at.button(key="cancel_sweep").click().run()
+    at = _poll(at, lambda at: any("Cancelled" in i.value for i in at.info))
+    assert "1 of 3 settings done" in " ".join(i.value for i in at.info)
+    table = _table(at)
+    assert list(table["row"]) == ["in use, best"]  # the setting in use runs first
+
+    def recorded(*args, **kwargs):
+        passed.append(set(kwargs["finished"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(experiments, "sweep", recorded)
+    monkeypatch.setattr(sweeps, "WAIT_S", 60)
+    at.button(key="run_sweep").click().run()
+    assert not at.exception
+    assert passed[-1] == {(512, 64)}  # resumed: the finished setting is not run again
+    assert len(_table(at)) == 3
+
+
+def test_a_link_carries_the_sweep_and_runs_it(page) -> None:
+    at = page("evaluate")
+    at.query_params.update({"sweep_max": "256,1024,999", "sweep_min": "0", "sweep_variant": "name"})
+    at.run()
+    assert not at.exception
+    assert any("999" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.multiselect(key="sweep_max").value == [256, 1024]
+    assert at.selectbox(key="sweep_variant").value == "name"
+    assert len(_table(at)) == 3  # run on opening: the grid and the setting in use
+    assert at.query_params["sweep_max"] in ("256,1024", ["256,1024"])  # shared on
+
+
+def test_export_downloads_the_sweep(page) -> None:
+    at = page("home").run()
+    at.switch_page("pages/4_Evaluate.py").run()
+    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_min").set_value([0, 32])
+    at.button(key="run_sweep").click().run()
+    at.switch_page("pages/5_Export.py").run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the sweep's 3 settings (CSV)" in labels
+    assert any("sweep (JSON" in label for label in labels)
