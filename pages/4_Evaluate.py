@@ -295,6 +295,7 @@ job = sweeps.session_job()
 linked = ss.pop(links.LINK_SWEEP, False) and maxes and mins
 if run or (linked and (job is None or job.key != sweep_key)):
     job = sweeps.start(sweep_key, maxes, mins, current, sweep_work(maxes, mins))
+    ss[links.SWEEP_RUN] = True  # links carry the sweep from now on
 elif (
     job is not None and job.key == sweep_key and job.complete() and current not in job.results
 ):  # only the sliders moved since the sweep: the setting in use alone runs (the rest is kept)
@@ -334,7 +335,6 @@ if job.cancelled:
         "Run sweep again to resume: the finished settings are kept."
     )
 results = job.rows()
-ss[links.SWEEP_SHOWN] = True  # links carry the sweep from now on
 if current not in job.results:
     st.stop()
 variants = sorted({g for r in results for g in r.report.metrics if "|" not in g})

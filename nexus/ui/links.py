@@ -29,13 +29,13 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
 }
 
 #: The Evaluate page's sweep: its grid (comma lists) and query variant, in links once the
-#: session has run a sweep (``SWEEP_SHOWN``); a link with a grid runs the sweep when
+#: session has run a sweep (``SWEEP_RUN``); a link with a grid runs the sweep when
 #: Evaluate opens (``LINK_SWEEP``).
 SWEEP_PARAMS = {
     "sweep_max": widgets.SWEEP_MAX_OPTIONS,
     "sweep_min": widgets.SWEEP_MIN_OPTIONS,
 }
-LINK_SWEEP, SWEEP_SHOWN = "_link_sweep", "_sweep_shown"
+LINK_SWEEP, SWEEP_RUN = "_link_sweep", "_sweep_run"
 
 
 def apply_url_params() -> list[str]:
@@ -144,7 +144,7 @@ def write_url_params(values: dict[str, object]) -> None:
     params["include"] = ",".join(selection.include)
     params["exclude"] = ",".join(selection.exclude)
     params["languages"] = ",".join(selection.languages)
-    if ss.get(SWEEP_SHOWN) or ss.get(LINK_SWEEP):
+    if ss.get(SWEEP_RUN) or ss.get(LINK_SWEEP):
         for name in SWEEP_PARAMS:
             params[name] = ",".join(str(v) for v in ss.get(name) or ())
         params["sweep_variant"] = ss.get("sweep_variant")

@@ -383,7 +383,7 @@ def sweep_chart(
         y=metric,
         color="min_tokens",
         markers=True,
-        height=300,
+        height=360,
         title=f"{metric} ({safe.plot(variant)} queries; "
         f"{'higher' if higher_is_better else 'lower'} is better)",
     )
@@ -407,5 +407,8 @@ def sweep_chart(
         hovertemplate="in use: %{y} at max %{x}<extra></extra>",
     )
     fig.update_xaxes(type="log", tickvals=sorted(table["max_tokens"].unique()))
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="min_tokens")
+    fig.update_layout(  # the legend below: three charts side by side keep their width
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(title_text="min_tokens", orientation="h", y=-0.25, yanchor="top"),
+    )
     return fig
