@@ -295,7 +295,8 @@ job = sweeps.session_job()
 linked = ss.pop(links.LINK_SWEEP, False) and maxes and mins
 if run or (linked and (job is None or job.key != sweep_key)):
     job = sweeps.start(sweep_key, maxes, mins, current, sweep_work(maxes, mins))
-    ss[links.SWEEP_RUN] = True  # links carry the sweep from now on
+    ss[links.SWEEP_RUN] = True  # links carry the sweep from now on, this one too
+    links.write_url_params({})
 elif (
     job is not None and job.key == sweep_key and job.complete() and current not in job.results
 ):  # only the sliders moved since the sweep: the setting in use alone runs (the rest is kept)

@@ -87,6 +87,7 @@ def test_export_downloads_the_sweep(page) -> None:
     at.multiselect(key="sweep_max").set_value([256])
     at.multiselect(key="sweep_min").set_value([0, 32])
     at.button(key="run_sweep").click().run()
+    assert at.query_params["sweep_min"] in ("0,32", ["0,32"])  # the link shares it at once
     at.switch_page("pages/5_Export.py").run()
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
