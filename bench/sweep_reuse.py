@@ -7,7 +7,7 @@ what is indexed, as on the page); the grid is the page's default (max 128, 256, 
 min 0, 48) plus the default setting in use (512/64). The embedding cache is a fresh
 folder, so every text the sweep needs is embedded by the model once (cold).
 
-Printed and written to ``bench/results/sweep_reuse.{json,md}``, per setting in the
+Printed and written to ``bench/results/sweep_reuse.{json,md}`` (``--out``), per setting in the
 order the sweep runs them: chunks, distinct chunk texts, texts the model embedded for
 it (the rest were shared with a setting before), seconds; then the totals, the time
 to the first finished setting, the ETA the sweep gave after 10% of the texts, and how
@@ -74,6 +74,7 @@ def main() -> None:
     parser.add_argument("repo", help="a repository folder")
     parser.add_argument("--embedder", choices=("fake", "model"), default="fake")
     parser.add_argument("--cap", type=int, default=300, help="query targets (generate's cap)")
+    parser.add_argument("--out", default="sweep_reuse", help="results file name, no suffix")
     args = parser.parse_args()
 
     load = os.getloadavg()[0]
@@ -132,7 +133,7 @@ def main() -> None:
         "machine": machine(),
     }  # fmt: skip
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "sweep_reuse.json").write_text(json.dumps({**summary, "rows": rows}, indent=1))
+    (RESULTS / f"{args.out}.json").write_text(json.dumps({**summary, "rows": rows}, indent=1))
     lines = [
         f"# Sweep reuse: {repo.name}, {counting.name}, {len(queries)} queries",
         "",
@@ -149,7 +150,7 @@ def main() -> None:
         "",
         *(f"- {k}: {v}" for k, v in summary.items() if k not in ("machine", "date")),
     ]  # fmt: skip
-    (RESULTS / "sweep_reuse.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{args.out}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

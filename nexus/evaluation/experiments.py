@@ -184,10 +184,9 @@ def sweep(
     cheapest_first = [pair for pair in grid if pair in extra] + sorted(grid, reverse=True)
     pending = [pair for pair in dict.fromkeys(cheapest_first) if pair not in results]
     pace = _Pace()
-    memo = TextMemo(embedder, cancel=cancel, on_batch=pace.batch_done)
+    memo = TextMemo(embedder, cancel=cancel)
     stopped = cancel or (lambda: False)
     needed: set[bytes] = set()
-    query_texts = 0  # texts the memo embedded for the queries, not chunks
 
     def report(what: str) -> None:
         if progress is None:
@@ -197,7 +196,7 @@ def sweep(
                 what=what,
                 settings_done=len(results),
                 settings=len(grid),
-                texts_done=min(pace.texts - query_texts, len(needed)),
+                texts_done=min(pace.texts, len(needed)),
                 texts=len(needed),
                 seconds_per_text=pace.seconds_per_text,
                 seconds_per_setting=pace.seconds_per_setting,
@@ -216,7 +215,7 @@ def sweep(
     report(f"embedding {len(queries)} queries")
     try:
         query_vectors = memo.encode([q.query for q in queries])
-        query_texts = pace.texts
+        memo.on_batch = pace.batch_done  # the pace of chunk texts: queries are shorter
         for pair in pending:
             if stopped():
                 raise SweepCancelled(results)
