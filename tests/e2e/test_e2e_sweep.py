@@ -1,0 +1,57 @@
+"""Evaluate's sweep in a real browser: a link starts it, Cancel stops it, Run resumes it,
+and Apply moves the sliders to the best setting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from browser_helpers import screenshot, wait_idle
+
+from nexus.ui.serve import dashboard_process
+
+pytestmark = pytest.mark.e2e
+
+LINK = "/Evaluate?repo=sample:express-images&sweep_max=128,256,512,1024&sweep_min=0,48"
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server whose fake model takes 0.05 s a text: a sweep lasts long enough to cancel."""
+    workdir = tmp_path_factory.mktemp("sweep-server")
+    with dashboard_process(workdir, env={"NEXUS_UI_EMBEDDER": "fake:0.05"}) as (url, _process):
+        yield url
+
+
+def main_text(page) -> str:
+    return page.locator("[data-testid='stMain']").inner_text()
+
+
+def test_a_linked_sweep_cancels_resumes_and_applies_its_best(browser, slow_server) -> None:
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    page.goto(f"{slow_server}{LINK}")
+    page.wait_for_function("document.body.innerText.includes('texts/s')")  # a pace, an ETA
+    assert "left" in main_text(page)
+    page.get_by_role("button", name="Cancel").click()
+    page.wait_for_function("document.body.innerText.includes('Cancelled with')")
+    wait_idle(page)
+    assert "Run sweep again to resume" in main_text(page)
+
+    page.get_by_role("button", name="Run sweep").click()
+    page.wait_for_function("document.body.innerText.includes('Apply the best setting')")
+    wait_idle(page)
+    page.locator(".st-key-nx_stack_sweep_charts").evaluate("e => e.scrollIntoView()")
+    charts = page.locator(".st-key-nx_stack_sweep_charts [data-testid='stPlotlyChart']")
+    charts.nth(2).wait_for()
+    assert charts.count() == 3  # MRR@10, R@5, lines@5
+    page.wait_for_timeout(1000)
+    screenshot(page, "sweep_answer")
+    label = page.get_by_role("button", name="Apply the best setting").inner_text()
+    best_max = label.split("max ")[1].split(",")[0]
+    page.get_by_role("button", name="Apply the best setting").click()
+    wait_idle(page)
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="max_tokens")
+    assert slider.locator("[data-testid='stSliderThumbValue']").inner_text() == best_max
+    context.close()
