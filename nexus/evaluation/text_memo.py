@@ -64,10 +64,6 @@ class TextMemo:
     def max_seq_length(self) -> int:
         return self.inner.max_seq_length
 
-    def knows(self, key: bytes) -> bool:
-        """Whether the text with this ``text_key`` is embedded already."""
-        return key in self._vectors
-
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """One row per text; ``progress(done, total)`` counts distinct texts."""
         keys = [text_key(t) for t in texts]
