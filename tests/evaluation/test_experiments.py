@@ -165,3 +165,17 @@ def test_cancel_is_answered_between_batches_of_texts():
         )  # fmt: skip
     assert stopped.value.results == {}
     assert len(embedder.calls) == 2  # the queries, and one batch of chunk texts
+
+
+@pytest.mark.parametrize(
+    ("status", "fraction", "eta"),
+    [
+        (SweepStatus("counting", 0, 4, 0, 0), 0.0, None),  # no pace yet: no ETA
+        (SweepStatus("resumed", 2, 4, 0, 0, None, 3.0), 0.5, 6.0),  # settings' own work only
+        (SweepStatus("x", 1, 4, 250, 1000, 0.1, 2.0), 0.25, 750 * 0.1 + 3 * 2.0),
+        (SweepStatus("done", 4, 4, 1000, 1000, 0.1, 2.0), 1.0, 0.0),
+    ],
+)
+def test_sweep_status_share_and_time_left(status, fraction, eta):
+    assert status.fraction == pytest.approx(fraction)
+    assert status.eta_s == (None if eta is None else pytest.approx(eta))
