@@ -309,6 +309,7 @@ def sweep_progress() -> None:
     now = sweeps.session_job()
     if now is None or not now.running:
         st.rerun()
+    now.touch()
     status = now.status
     text = status.summary() if status else "starting"
     bar, stop = st.columns([5, 1])

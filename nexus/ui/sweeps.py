@@ -5,13 +5,16 @@ Run button starts a ``SweepJob`` on a thread and the page polls its ``SweepStatu
 (a fragment on a timer) with a Cancel button beside the bar. The job keeps the
 settings it finished, also when cancelled; the next job for the same sweep key
 (repository, query set and search settings) starts from them, so Run after Cancel
-resumes, and a slider moved after a sweep runs only the new setting in use.
+resumes, and a slider moved after a sweep runs only the new setting in use. A sweep
+nobody has looked at for ``IDLE_AFTER`` seconds (the browser has gone) stops as if
+cancelled, like an index build.
 The table built here is what the page shows and Export downloads.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 
 import pandas as pd
@@ -25,6 +28,7 @@ from nexus.evaluation.experiments import (
     best,
     sweep_grid,
 )
+from nexus.runtime.builds import IDLE_AFTER
 
 #: Seconds a script run waits for the sweep it started (AppTests set 60, so a run
 #: shows the answer); the page polls otherwise.
@@ -59,6 +63,7 @@ class SweepJob:
         self.error = ""
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
+        self._seen = time.monotonic()
 
     def start(self, work: Work) -> SweepJob:
         self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
@@ -67,7 +72,7 @@ class SweepJob:
 
     def _run(self, work: Work) -> None:
         try:
-            found = work(progress=self._report, cancel=self._cancel.is_set, finished=self.results)
+            found = work(progress=self._report, cancel=self._stopping, finished=self.results)
             self.results.update({(r.config.max_tokens, r.config.min_tokens): r for r in found})
         except SweepCancelled as stopped:
             self.results.update(stopped.results)
@@ -77,6 +82,13 @@ class SweepJob:
 
     def _report(self, status: SweepStatus) -> None:
         self.status = status
+
+    def _stopping(self) -> bool:
+        return self._cancel.is_set() or time.monotonic() - self._seen > IDLE_AFTER
+
+    def touch(self) -> None:
+        """Someone is looking: the sweep goes on (see ``IDLE_AFTER``)."""
+        self._seen = time.monotonic()
 
     @property
     def running(self) -> bool:

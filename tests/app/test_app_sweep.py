@@ -93,3 +93,21 @@ def test_export_downloads_the_sweep(page) -> None:
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download the sweep's 3 settings (CSV)" in labels
     assert any("sweep (JSON" in label for label in labels)
+
+
+def test_a_sweep_nobody_looks_at_stops_as_if_cancelled(monkeypatch) -> None:
+    monkeypatch.setattr(sweeps, "IDLE_AFTER", 0.05)
+    asked: list[bool] = []
+
+    def work(progress, cancel, finished):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            asked.append(cancel())
+            if asked[-1]:
+                raise experiments.SweepCancelled(dict(finished))
+            time.sleep(0.01)
+        return []
+
+    job = sweeps.SweepJob("key", [256], [0], (512, 64), {}).start(work)
+    job.join(15)
+    assert job.cancelled and asked[0] is False and asked[-1] is True
