@@ -23,6 +23,7 @@ import numpy as np
 
 from nexus.config import ChunkConfig
 from nexus.retrieval.lexical import terms
+from nexus.retrieval.windows import gather, window_chunk
 from nexus.types import Chunk
 
 NATURAL, SYMBOL = "natural", "symbol"
@@ -89,12 +90,16 @@ class RankingRules:
     mostly_comments: float = 0.0
     #: What counts as "strong" for file coherence: within this share of the best score.
     strong_share: float = 0.8
+    #: A hit gathers the neighbouring chunks of its file that are candidates too into one
+    #: result of at most this many lines (``nexus.retrieval.windows``; 0: one chunk a hit).
+    #: A screenful: small AST units join their neighbours, 50-line windows stay alone.
+    window_lines: int = 80
 
     def without(self, rule: str) -> RankingRules:
         """These rules with one boost or damping switched off (for the ablation)."""
         if rule not in BOOSTS:
             raise ValueError(f"unknown rule {rule!r}; rules: {', '.join(BOOSTS)}")
-        return replace(self, **{field: 0.0 for field in BOOSTS[rule]})
+        return replace(self, **{field: type(getattr(self, field))(0) for field in BOOSTS[rule]})
 
 
 #: The rules an ablation switches off one at a time, and the weights each one owns.
@@ -113,6 +118,7 @@ BOOSTS: dict[str, tuple[str, ...]] = {
     ),
     "comment damping": ("mostly_comments",),
     "kind priors": ("shape_only", "module_code"),
+    "result windows": ("window_lines",),
 }
 DEFAULT_RULES = RankingRules()
 
@@ -157,11 +163,21 @@ class ScorePart:
 
 @dataclass(frozen=True)
 class Ranked:
-    """A candidate after ranking: its key in the index, score and the parts that sum to it."""
+    """A candidate after ranking: its key in the index, score and the parts that sum to it;
+    ``window``: the keys of the neighbouring chunks shown with it, its own included (in
+    file order; empty when it is shown alone)."""
 
     key: int
     score: float
     parts: tuple[ScorePart, ...]
+    window: tuple[int, ...] = ()
+
+
+def hit_chunk(chunks: Sequence[Chunk], ranked: Ranked) -> Chunk:
+    """What a ranked hit shows: its chunk, or the window of neighbours gathered with it."""
+    if len(ranked.window) < 2:
+        return chunks[ranked.key]
+    return window_chunk(chunks, ranked.key, ranked.window)
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
@@ -228,7 +244,11 @@ def rank(
         parts += _evidence(chunk, names, is_symbol, query_terms, rules)
         scored.append((key, parts))
     _promote_coherent_files(scored, chunks, rules)
-    return _spread(scored, chunks, k, rules)
+    if not rules.window_lines:
+        return _spread(scored, chunks, k, rules)
+    ranked = {r.key: r for r in _spread(scored, chunks, len(scored), rules)}
+    windows = gather(list(ranked), chunks, k, rules.window_lines)
+    return [replace(ranked[head], window=keys if len(keys) > 1 else ()) for head, keys in windows]
 
 
 def _evidence(
