@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -40,7 +41,9 @@ from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, hit_chu
 from nexus.types import Chunk  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
-INDEXES = Path("/tmp/nexus-questions-indexes")
+#: The saved indexes (``bench/questions_index.py --indexes``); ``$NEXUS_QUESTIONS_INDEXES``
+#: points the question benchmarks at another build (e.g. one by a newer chunker).
+INDEXES = Path(os.environ.get("NEXUS_QUESTIONS_INDEXES", "/tmp/nexus-questions-indexes"))
 
 # A run turns (chunks, dense, keyword, query) into the chunks (or windows) of its top 10.
 Run = Callable[[Sequence[Chunk], np.ndarray, np.ndarray, str], list[Chunk]]
