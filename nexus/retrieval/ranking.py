@@ -4,8 +4,10 @@ Dense (cosine) and keyword (BM25) retrieval each propose candidates; this stage 
 their scores without depending on their scales, then weighs evidence that only code
 has: which chunk *defines* a name the query asks for, file paths, how many strong chunks
 a file has, and priors on tests, examples, compatibility copies, barrels and
-declarations. Every weight lives in ``RankingRules`` (one table) and each rule's worth
-alone is measured by ``bench/questions_eval.py`` (``bench/results/questions.md``).
+declarations. Last, each hit gathers its neighbouring candidates of the same file into
+one result window (``nexus.retrieval.windows``). Every weight lives in ``RankingRules``
+(one table) and each rule's worth alone is measured by ``bench/questions_eval.py``
+(``bench/results/questions.md``).
 
 Every hit keeps the parts of its score (``ScorePart``), so the dashboard can show why a
 hit ranks where it does: the parts add up to the score.
