@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.questions_index import QUESTIONS, index_folder  # noqa: E402
+from nexus.chunking import CHUNKS_VERSION  # noqa: E402
 from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import (  # noqa: E402
     Question,
@@ -149,7 +150,9 @@ def main() -> None:
         (RESULTS / "questions.md").write_text(
             "# Hand-written questions: ranking stage and ablation\n\n"
             "`bench/questions_eval.py --write`; all-MiniLM-L6-v2, defaults 512/64 (AST) or "
-            "50-line windows (lines). NDCG@10 with binary gains over primary targets.\n"
+            "50-line windows (lines). NDCG@10 with binary gains over primary targets. "
+            f"Indexes `{INDEXES}` (chunks version {CHUNKS_VERSION}); load average "
+            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} (figures are not timings).\n"
             + "".join(text)
         )
 
