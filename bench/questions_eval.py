@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.questions_index import QUESTIONS, index_folder  # noqa: E402
+from nexus.chunking import CHUNKS_VERSION  # noqa: E402
 from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import (  # noqa: E402
     Question,
@@ -36,39 +38,48 @@ from nexus.evaluation.questions import (  # noqa: E402
 )
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
-from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, rank  # noqa: E402
+from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, hit_chunk, rank  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
-INDEXES = Path("/tmp/nexus-questions-indexes")
+#: The saved indexes (``bench/questions_index.py --indexes``); ``$NEXUS_QUESTIONS_INDEXES``
+#: points the question benchmarks at another build (e.g. one by a newer chunker).
+INDEXES = Path(os.environ.get("NEXUS_QUESTIONS_INDEXES", "/tmp/nexus-questions-indexes"))
 
-# A run turns (chunks, dense, keyword, query) into the chunk keys of its top 10.
-Run = Callable[[Sequence[Chunk], np.ndarray, np.ndarray, str], list[int]]
+# A run turns (chunks, dense, keyword, query) into the chunks (or windows) of its top 10.
+Run = Callable[[Sequence[Chunk], np.ndarray, np.ndarray, str], list[Chunk]]
 
 
-def top_by(scores: np.ndarray) -> list[int]:
-    return np.argsort(-scores, kind="stable")[:10].tolist()
+def top_by(chunks: Sequence[Chunk], scores: np.ndarray) -> list[Chunk]:
+    return [chunks[key] for key in np.argsort(-scores, kind="stable")[:10].tolist()]
 
 
 def runs(rules: RankingRules) -> dict[str, Run]:
     """The ranking variants compared, by name."""
 
     def ranked(r: RankingRules) -> Run:
-        return lambda chunks, dense, kw, q: [x.key for x in rank(chunks, dense, kw, q, 10, r)]
+        return lambda chunks, dense, kw, q: [
+            hit_chunk(chunks, x) for x in rank(chunks, dense, kw, q, 10, r)
+        ]
 
-    def hybrid(chunks: Sequence[Chunk], dense: np.ndarray, kw: np.ndarray, q: str) -> list[int]:
+    def hybrid(chunks: Sequence[Chunk], dense: np.ndarray, kw: np.ndarray, q: str) -> list[Chunk]:
         best = kw.max()
-        return top_by(dense + 0.2 * (kw / best if best > 0 else kw))
+        return top_by(chunks, dense + 0.2 * (kw / best if best > 0 else kw))
 
     table: dict[str, Run] = {
         "before: cosine + 0.2 x BM25": hybrid,
-        "dense alone": lambda chunks, dense, kw, q: top_by(dense),
-        "keyword alone": lambda chunks, dense, kw, q: top_by(kw),
+        "dense alone": lambda chunks, dense, kw, q: top_by(chunks, dense),
+        "keyword alone": lambda chunks, dense, kw, q: top_by(chunks, kw),
         "ranking stage": ranked(rules),
     }
     for rule in BOOSTS:
         table[f"ranking without {rule}"] = ranked(rules.without(rule))
     return table
+
+
+def lines_shown(rows: Sequence[QuestionRow]) -> float:
+    """Mean lines the top 10 shows (a window counts its whole span): what a run reads."""
+    return sum(sum(c.end_line - c.start_line + 1 for c in row.top) for row in rows) / len(rows)
 
 
 def load_questions(split: str) -> dict[str, list[Question]]:
@@ -104,7 +115,7 @@ def evaluate(
             dense = index.all_scores(vec)
             kw = keywords.scores(question.query)
             for name, run in table.items():
-                top = tuple(chunks[k] for k in run(chunks, dense, kw, question.query))
+                top = tuple(run(chunks, dense, kw, question.query))
                 rows[name].append(QuestionRow(question, question_scores(question, top, files), top))
     return rows
 
@@ -125,16 +136,23 @@ def main() -> None:
             summaries = {name: summarize(r) for name, r in rows.items()}
             report[f"{split}/{strategy}"] = summaries
             table = summary_table(summaries)
+            shown = ", ".join(f"{name} {lines_shown(r):.0f}" for name, r in rows.items() if r)
             print(f"\n## {split} half, {strategy} chunks\n")
             print(render_text(table))
-            text.append(f"\n## {split} half, {strategy} chunks\n\n{render_markdown(table)}")
+            print(f"lines in the top 10 (mean): {shown}")
+            text.append(
+                f"\n## {split} half, {strategy} chunks\n\n{render_markdown(table)}\n\n"
+                f"Lines in the top 10 (mean): {shown}.\n"
+            )
     print(f"({time.perf_counter() - started:.1f} s)")
     if args.write:
         (RESULTS / "questions.json").write_text(json.dumps(report, indent=1) + "\n")
         (RESULTS / "questions.md").write_text(
             "# Hand-written questions: ranking stage and ablation\n\n"
             "`bench/questions_eval.py --write`; all-MiniLM-L6-v2, defaults 512/64 (AST) or "
-            "50-line windows (lines). NDCG@10 with binary gains over primary targets.\n"
+            "50-line windows (lines). NDCG@10 with binary gains over primary targets. "
+            f"Indexes `{INDEXES}` (chunks version {CHUNKS_VERSION}); load average "
+            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} (figures are not timings).\n"
             + "".join(text)
         )
 

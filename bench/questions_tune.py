@@ -26,7 +26,7 @@ from bench.questions_index import index_folder  # noqa: E402
 from nexus.evaluation.questions import Question, question_scores  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
-from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules, rank  # noqa: E402
+from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules, hit_chunk, rank  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 GRID: dict[str, tuple[object, ...]] = {
@@ -70,7 +70,7 @@ def cases(
 def score(data: list, rules: RankingRules) -> float:
     total = 0.0
     for q, chunks, dense, kw, files in data:
-        top = [chunks[r.key] for r in rank(chunks, dense, kw, q.query, 10, rules)]
+        top = [hit_chunk(chunks, r) for r in rank(chunks, dense, kw, q.query, 10, rules)]
         total += question_scores(q, top, files)["NDCG@10"]
     return total / len(data)
 

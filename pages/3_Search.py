@@ -177,9 +177,13 @@ def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None) -> None:
         chunk = hit.chunk
         hit_target = target is not None and target_mask([chunk], target)[0]
         mark = " · :green-badge[target]" if hit_target else ""
+        # A hit may be a window of neighbouring units (nexus.retrieval.windows): name them.
+        others = [s for s in dict.fromkeys(chunk.symbols) if s != chunk.symbol]
+        held = f" (with {safe.md(', '.join(others[:4]))}{' …' * (len(others) > 4)})"
         st.markdown(
             f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
-            f"{safe.md(chunk.symbol or '(module code)')} · score **{hit.score:.3f}**{mark}"
+            f"{safe.md(chunk.symbol or '(module code)')}{held if others else ''} · "
+            f"score **{hit.score:.3f}**{mark}"
         )
         if hit.parts:
             st.caption(safe.md(explain(hit.parts)))

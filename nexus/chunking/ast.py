@@ -302,6 +302,8 @@ def _expand(
             else:
                 is_unit = bool(jsx_kinds) and node is not None and node.type in jsx_kinds
             pieces.append((start, end, is_unit, first, last))
+            if unit is None and node is not None and node.type in spec.definition_blocks:
+                met.update(_units_inside(node, analysis, enclosing))
             continue
         if node is not None and start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
@@ -335,6 +337,23 @@ def _expand(
     # Met top-down in source order: sorting by start keeps outer units first.
     units = sorted(met.values(), key=attrgetter("start_byte"))
     return pieces, units
+
+
+def _units_inside(
+    block: tree_sitter.Node, analysis: FileAnalysis, enclosing: Unit | None
+) -> dict[tuple[int, int], Unit]:
+    """The outermost units inside a statement placed whole (``try:`` around a ``def``),
+    by span, so the chunk holding it carries their names (iterative walk)."""
+    found: dict[tuple[int, int], Unit] = {}
+    stack = list(reversed(block.children))
+    while stack:
+        node = stack.pop()
+        unit = analysis.unit_at(node, enclosing)
+        if unit is not None:
+            found[(unit.start_byte, unit.end_byte)] = unit
+        else:
+            stack.extend(reversed(node.children))
+    return found
 
 
 def _open_body(

@@ -89,6 +89,10 @@ class LanguageSpec:
     # however small (Python, chosen on bench/language_eval.py's tuning set: grouping
     # put small defs together in chunks many lines long for a lower doc MRR@10).
     groups_small_units: bool = True
+    # Statements that may hold definitions whole (Python ``try:`` / ``if`` / ``with``
+    # around a ``def``): a chunk that takes one whole is labelled with the units in it,
+    # which the top-down chunker would otherwise never visit.
+    definition_blocks: frozenset[str] = frozenset()
 
     @cached_property
     def rider_kinds(self) -> frozenset[str]:
@@ -223,6 +227,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
         regex=r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)",
         regex_blocks="indent",
         groups_small_units=False,
+        definition_blocks=frozenset({"try_statement", "if_statement", "with_statement"}),
     ),
     "go": LanguageSpec(
         name="go",

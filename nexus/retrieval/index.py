@@ -44,7 +44,7 @@ from usearch.index import Index
 from nexus.retrieval import lexical
 from nexus.retrieval.embedding import Embedder, Progress
 from nexus.retrieval.lexical import LexicalIndex
-from nexus.retrieval.ranking import RankingRules, ScorePart, rank
+from nexus.retrieval.ranking import RankingRules, ScorePart, hit_chunk, rank
 from nexus.types import Chunk
 
 FORMAT_VERSION = 3
@@ -246,7 +246,7 @@ class VectorIndex:
             dense = self.all_scores(query_vec)
             ranked = rank(self._chunks, dense, self.keywords().scores(text), text, k, ranking)
             return [
-                Hit(self._chunks[r.key], r.score, position, r.key, r.parts)
+                Hit(hit_chunk(self._chunks, r), r.score, position, r.key, r.parts)
                 for position, r in enumerate(ranked, start=1)
             ]
         if text and lexical_weight > 0:

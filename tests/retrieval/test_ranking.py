@@ -180,3 +180,22 @@ def test_every_rule_can_be_switched_off() -> None:
         assert all(getattr(off, w) == 0 for w in weights)
     with pytest.raises(ValueError, match="unknown rule"):
         RankingRules().without("magic")
+
+
+@pytest.mark.parametrize(
+    ("query", "weight"),
+    [
+        ("getCookie", RankingRules().defines),
+        ("where is getCookie called", RankingRules().defines_in_sentence),
+        ("where are cookies read", 0.0),
+    ],
+)
+def test_a_name_inside_a_sentence_is_weaker_evidence(query: str, weight: float) -> None:
+    chunks = [
+        helpers.make_chunk("definition", "src/cookie.ts", symbol="getCookie"),
+        helpers.make_chunk("other", "src/other.ts", symbol="other"),
+    ]
+    _, ranked = _rank(chunks, [0.5, 0.4], [1.0, 0.0], query)
+    boost = {p.name: p.value for p in next(r for r in ranked if r.key == 0).parts}
+    assert boost.get("defines", 0.0) == pytest.approx(weight)
+    assert 0 < RankingRules().defines_in_sentence < RankingRules().defines

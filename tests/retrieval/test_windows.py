@@ -1,0 +1,83 @@
+"""Result windows: neighbouring chunks of one file gathered into one exact hit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
+from nexus.retrieval.windows import gather, join, joinable
+from tests import helpers
+
+SOURCE = (
+    "def parse(text):\n"  # 1
+    "    return split(text)\n"  # 2
+    "\n"  # 3
+    "def split(text):\n"  # 4
+    "    return text.split()\n"  # 5
+    "\n"  # 6
+    "def render(items):\n"  # 7
+    "    return ' '.join(items)\n"  # 8
+)
+
+
+def _slice(chunk_id: str, first: int, last: int, file: str = "src/text.py", **fields):
+    """A chunk that is exactly lines ``first``-``last`` of ``SOURCE`` (no final newline)."""
+    lines = SOURCE.splitlines(keepends=True)
+    start = len("".join(lines[: first - 1]).encode())
+    text = "".join(lines[first - 1 : last]).removesuffix("\n")
+    return helpers.make_chunk(
+        chunk_id, file, first, last, start_byte=start, end_byte=start + len(text.encode()),
+        text=text, symbol=chunk_id, symbols=(chunk_id,), **fields,
+    )  # fmt: skip
+
+
+PARSE, SPLIT, RENDER = _slice("parse", 1, 2), _slice("split", 4, 5), _slice("render", 7, 8)
+
+
+def test_a_window_is_exactly_the_files_slice() -> None:
+    window = join(join(PARSE, SPLIT), RENDER)
+    assert window.text == SOURCE.removesuffix("\n")
+    assert (window.start_line, window.end_line) == (1, 8)
+    assert window.text.encode() == SOURCE.encode()[window.start_byte : window.end_byte]
+    assert window.symbols == ("parse", "split", "render")
+
+
+def test_overlapping_chunks_join_on_their_shared_bytes() -> None:
+    first, second = _slice("a", 1, 5), _slice("b", 4, 8)
+    assert joinable(first, second)
+    assert join(first, second).text == SOURCE.removesuffix("\n")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (PARSE, RENDER),  # a chunk between them is not in the window
+        (SPLIT, PARSE),  # out of file order
+        (PARSE, _slice("split", 4, 5, file="src/other.py")),  # another file
+        (PARSE, helpers.make_chunk("made", "src/text.py", 4, 5)),  # text not its byte span
+    ],
+)
+def test_only_exact_neighbours_join(first, second) -> None:
+    assert not joinable(first, second)
+
+
+def test_gather_folds_neighbours_into_the_best_window_up_to_the_line_cap() -> None:
+    chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
+    assert gather([1, 3, 0, 2], chunks, k=2, max_lines=80) == [(1, (0, 1, 2)), (3, (3,))]
+    assert gather([1, 3, 0, 2], chunks, k=2, max_lines=5) == [(1, (0, 1)), (3, (3,))]
+    assert gather([1, 3, 0, 2], chunks, k=2, max_lines=2) == [(1, (1,)), (3, (3,))]
+
+
+def test_the_top_k_holds_k_places_and_each_hit_shows_its_window() -> None:
+    chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
+    dense, keyword = np.array([0.8, 0.9, 0.7, 0.6]), np.zeros(4)
+    ranked = rank(chunks, dense, keyword, "how is text split", k=2)
+    shown = [hit_chunk(chunks, r) for r in ranked]
+    assert [(c.file, c.start_line, c.end_line) for c in shown] == [
+        ("src/text.py", 1, 8),
+        ("src/b.py", 1, 2),
+    ]
+    assert shown[0].symbol == "split"  # the best-scored chunk names the window
+    alone = rank(chunks, dense, keyword, "how is text split", 2, RankingRules(window_lines=0))
+    assert [hit_chunk(chunks, r).id for r in alone] == ["split", "parse"]
