@@ -17,6 +17,9 @@ import streamlit as st
 
 from nexus.ui import indexing, links, render, safe, settings, widgets
 
+#: ``(page title, problems)`` of the link this session was opened with.
+LINK_PROBLEMS = "_link_problems"
+
 
 def page_setup(title: str, load_model: bool = True) -> None:
     """First call of every page: page config, kept widget values, defaults.
@@ -37,7 +40,13 @@ def page_setup(title: str, load_model: bool = True) -> None:
             st.session_state[key] = st.session_state[key]
     for key, value in widgets.DEFAULTS.items():
         st.session_state.setdefault(key, value)
-    for problem in links.apply_url_params():
+    problems = links.apply_url_params()
+    if problems:
+        # Kept for the page the link opened: a rerun (a build finishing, a repository
+        # loading) would otherwise wipe the only run that showed them.
+        st.session_state[LINK_PROBLEMS] = (title, problems)
+    shown_on, kept = st.session_state.get(LINK_PROBLEMS, ("", []))
+    for problem in kept if shown_on == title else []:
         st.warning(f"Link: {safe.md(problem)}")
     if "preset" not in st.session_state:
         settings.matching_preset()
