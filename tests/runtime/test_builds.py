@@ -193,7 +193,7 @@ def test_the_cache_share_is_said_of_the_build_once_it_is_over() -> None:
     done = progress.BuildProgress(progress.DONE, 100, 100, 76, rate=4.0).summary()
     assert "the build embedded 76 with the model and took 24 from the cache" in done
     opened = progress.BuildProgress(progress.OPENED, 100, 100, 0, None).summary()
-    assert opened == "opened the saved index (100 chunks, nothing embedded)"
+    assert opened == "opened the saved index from disk (100 chunks, nothing embedded)"
 
 
 def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
