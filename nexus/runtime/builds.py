@@ -4,6 +4,10 @@ shared by everyone who asks for it, resumable through the embedding cache.
 One module a little past 400 lines: ``IndexBuild`` and the ``BuildManager`` that keeps
 builds by key are read together (a phase and ``BuildProgress`` are in ``progress``).
 
+A build chunks every file first (keyword hits then cover the whole repository), then
+embeds in ``embed_order`` order: what the cache holds (a resume after a restart), then
+the most useful files.
+
 A dashboard script run must not own a build: a widget change reruns the script and
 would throw the work away. A ``BuildManager`` (one per process) keeps each build by
 its key; whoever asks for the same key gets the same ``IndexBuild`` and its progress.
