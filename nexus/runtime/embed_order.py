@@ -4,8 +4,9 @@ Every chunk is searchable by keywords as soon as the files are chunked; the orde
 decides which part of the repository dense search covers first. Chunks already in the
 embedding cache come first (they cost a cache read, not the model: a build resumed
 after a restart answers densely over all of them at once), then the files in
-``file_rank`` order: package sources before tests, before examples, fixtures and
-tooling, before docs and dot-folders; shallow before deep within a tier; ties by path.
+``file_rank`` order: package sources (in ``src``/``lib`` first) before tests, before
+examples, fixtures, scripts and the root's configuration files, before docs and
+dot-files; shallow before deep within a tier; ties by path.
 On sentry-javascript in path order the first hits came from ``.agents/skills/``.
 """
 
@@ -46,7 +47,10 @@ SUPPORT_DIRS = frozenset(
 #: Folders of prose about the code.
 DOC_DIRS = frozenset({"doc", "docs", "documentation", "guide", "guides"})
 #: File name parts that mark a test file (``foo.test.ts``, ``test_foo.py``, ``foo_test.go``).
-TEST_MARKS = (".test.", ".spec.", "test_", "_test.")
+TEST_MARKS = (".test.", ".spec.", "test_", "_test.", "-test.")
+#: Folders that hold a package's own code: their files come before the other sources of
+#: a tier (a package's root holds its build and test set-up).
+SOURCE_DIRS = frozenset({"src", "lib", "source", "sources"})
 #: Extensions of prose files (read by keywords as well as anything; embedded last).
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".txt", ".adoc"})
 
@@ -59,18 +63,22 @@ def file_tier(path: str) -> int:
     name = pure.name.lower()
     if pure.suffix.lower() in DOC_SUFFIXES or any(f in DOC_DIRS for f in folders):
         return DOCS
-    if any(f.startswith(".") for f in folders):  # .github, .agents, .vscode: tooling
+    if name.startswith(".") or any(f.startswith(".") for f in folders):  # .github, .agents
         return DOCS
-    if any(f in SUPPORT_DIRS for f in folders):
+    # Files at the root and ``*.config.*`` files configure the build; they are not it.
+    if not folders or ".config." in name or any(f in SUPPORT_DIRS for f in folders):
         return SUPPORT
     if any(f in TEST_DIRS for f in folders) or any(mark in name for mark in TEST_MARKS):
         return TESTS
     return SOURCE
 
 
-def file_rank(path: str) -> tuple[int, int, str]:
-    """The sort key of a file: its tier, its depth in folders, its path."""
-    return file_tier(path), path.count("/"), path
+def file_rank(path: str) -> tuple[int, bool, int, str]:
+    """The sort key of a file: its tier, whether it is outside a ``SOURCE_DIRS`` folder,
+    its depth in folders, its path."""
+    folders = path.lower().split("/")[:-1]
+    outside = not any(folder in SOURCE_DIRS for folder in folders)
+    return file_tier(path), outside, len(folders), path
 
 
 def embedding_order(chunks: Sequence[Chunk], cached: Collection[int] = ()) -> list[Chunk]:

@@ -28,10 +28,14 @@ from nexus.runtime.embed_order import (
         ("packages/core/src/client.spec.ts", TESTS),
         ("nexus/test_cli.py", TESTS),
         ("pkg/server_test.go", TESTS),
+        ("packages/angular/setup-test.ts", TESTS),
         ("dev-packages/e2e-tests/app/page.tsx", SUPPORT),
         ("packages/node/fixtures/app.js", SUPPORT),
         ("examples/basic/main.py", SUPPORT),
         ("scripts/release.js", SUPPORT),
+        ("typedoc.js", SUPPORT),
+        ("packages/core/vite.config.ts", SUPPORT),
+        (".size-limit.js", DOCS),
         ("docs/guide/setup.md", DOCS),
         ("packages/core/README.md", DOCS),
         (".agents/skills/triage/run.py", DOCS),
@@ -42,11 +46,12 @@ def test_each_file_gets_its_tier(path: str, tier: int) -> None:
     assert file_tier(path) == tier
 
 
-def test_shallow_sources_come_before_deep_ones_and_ties_go_by_path() -> None:
+def test_src_folders_first_shallow_before_deep_and_ties_by_path() -> None:
     paths = [
         "packages/core/src/utils/deep/x.ts",
         "packages/b/src/index.ts",
         "packages/a/src/index.ts",
+        "packages/a/browser.js",
         "docs/a.md",
         "packages/a/test/index.test.ts",
     ]
@@ -54,6 +59,7 @@ def test_shallow_sources_come_before_deep_ones_and_ties_go_by_path() -> None:
         "packages/a/src/index.ts",
         "packages/b/src/index.ts",
         "packages/core/src/utils/deep/x.ts",
+        "packages/a/browser.js",  # a package's root, outside its src: after every src
         "packages/a/test/index.test.ts",
         "docs/a.md",
     ]
