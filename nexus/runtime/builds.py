@@ -325,9 +325,13 @@ class IndexBuild:
         seconds = self._clock() - began
         with self._lock:
             self._embed_s += seconds
-            pace = seconds / max(len(part), 1)
-            last = self._seconds_per_chunk
-            self._seconds_per_chunk = pace if last is None else last + ETA_SMOOTHING * (pace - last)
+            # A batch the cache answered in full says nothing of the model's pace: a
+            # resumed build reads its cached chunks first, then the model does the rest.
+            if self.embedder.last_misses:
+                pace = seconds / max(len(part), 1)
+                last = self._seconds_per_chunk
+                smoothed = pace if last is None else last + ETA_SMOOTHING * (pace - last)
+                self._seconds_per_chunk = smoothed
             self._vectors.append(vectors)
             self._done += len(part)
             self._embedded += self.embedder.last_misses

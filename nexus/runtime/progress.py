@@ -66,10 +66,13 @@ class BuildProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the recent, smoothed pace (None before the first batch)."""
+        """Seconds left at the recent, smoothed pace (None before the first batch, and
+        while a resumed build has only read the cache: the model's pace is unknown)."""
         left = self.expected_total - self.done
         if self.seconds_per_chunk is not None:
             return left * self.seconds_per_chunk
+        if self.resumed:
+            return None
         return left / self.rate if self.rate else None
 
     @property

@@ -348,6 +348,25 @@ def test_the_build_smooths_its_pace_on_the_fake_clock(cache: EmbeddingCache) -> 
     assert pace == pytest.approx(1.0 * 0.8 + 0.01 * 0.2 + (1.0 - 0.802) * 0.2)
 
 
+def test_a_resumed_build_reckons_its_time_left_from_the_model_not_the_cache(
+    cache: EmbeddingCache,
+) -> None:
+    """The cached chunks come first and take no model time: the pace (and the time left)
+    comes from the batches the model embeds, never from the cache's speed."""
+    CachedEmbedder(_ClockedEmbedder([0.0], []), cache).encode(
+        [c.embedding_text for c in CHUNKS[:6]]  # outside the build thread: no clock
+    )
+    now = [0.0]
+    embedder = CachedEmbedder(_ClockedEmbedder(now, [3.0, 1.0]), cache)
+    build = builds.IndexBuild(CHUNKS, embedder, batch=3, clock=lambda: now[0], idle_after=1e9)
+    build.start().join(10)
+    progress = build.progress()
+    assert (progress.resumed, progress.embedded) == (6, 4)
+    assert progress.seconds_per_chunk == pytest.approx(1.0)  # 3 s for 3, then 1 s for 1
+    cached_only = replace(progress, phase=builds.EMBEDDING, done=6, seconds_per_chunk=None)
+    assert cached_only.eta_s is None and "left" not in cached_only.summary()
+
+
 def test_keyword_search_covers_a_file_embedded_last(cache: EmbeddingCache) -> None:
     """Every file is chunked before the first batch: keyword hits cover the file that
     comes last in path order and is embedded last (docs after sources) while the first
