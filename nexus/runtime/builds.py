@@ -1,7 +1,7 @@
 """Index builds in the background: one thread per repository + settings + model,
 shared by everyone who asks for it, resumable through the embedding cache.
 
-One module a little past 400 lines: ``IndexBuild`` and the ``BuildManager`` that keeps
+One module past 500 lines: ``IndexBuild`` and the ``BuildManager`` that keeps
 builds by key are read together (a phase and ``BuildProgress`` are in ``progress``).
 
 A build chunks every file first (keyword hits then cover the whole repository), then
@@ -67,10 +67,11 @@ BUILD_BATCH = 64
 #: batch, so that answer comes seconds sooner on a cold cache.
 FIRST_BATCH = 16
 
-#: Each batch moves the pace the ETA is reckoned from this share of the way. Smoothed as
-#: seconds per chunk, not chunks per second: a batch read from the cache (100x faster)
-#: then shortens the time left by a fifth, not twentyfold (sentry's ETA swung from
-#: 4 h 20 min to 1 h 09 min when it followed the rate).
+#: Each batch the model embeds in moves the pace the ETA is reckoned from this share of
+#: the way. Smoothed as seconds per chunk, not chunks per second: a batch mostly read
+#: from the cache (100x faster) then shortens the time left by a fifth, not twentyfold
+#: (sentry's ETA swung from 4 h 20 min to 1 h 09 min when it followed the rate); a
+#: batch read wholly from the cache does not move it.
 ETA_SMOOTHING = 0.2
 
 #: The name of every build thread.
