@@ -202,11 +202,17 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         covered = (
             f"the {progress.total:,} chunks of the {progress.files_done:,} files chunked so far"
             if progress.chunking
-            else "all chunks"
+            else f"all {progress.total:,} chunks of all {progress.files_done:,} files"
+        )
+        files = (
+            f" ({progress.files_embedded:,} of {progress.files_with_chunks:,} files in full, "
+            "sources first)"
+            if progress.files_with_chunks
+            else ""
         )
         st.warning(
-            f"Partial: {progress.done:,} of {progress.expected_total:,} chunks embedded so far "
-            f"({progress.phase}); keyword (BM25) results cover {covered}."
+            f"Partial: {progress.done:,} of {progress.expected_total:,} chunks embedded so far"
+            f"{files} ({progress.phase}); keyword (BM25) results cover {covered}."
         )
         st.markdown(f"**Keyword (BM25), {covered}**")
         show_hits(build.keyword_hits(query, k), target)

@@ -261,6 +261,24 @@ class EmbeddingCache:
                 db.execute(f"UPDATE vectors SET used = ? WHERE {where}", [now, model_id, *part])
         return found
 
+    def present(self, model: str, keys: Sequence[bytes]) -> set[bytes]:
+        """Which of ``keys`` are cached under ``model`` (read only: vectors are not loaded
+        and nothing counts as used; a build orders its work by it)."""
+        present: set[bytes] = set()
+        unique = list(dict.fromkeys(keys))
+        with self._connect() as db:
+            row = db.execute("SELECT id FROM models WHERE name = ?", (model,)).fetchone()
+            if row is None:
+                return present
+            for start in range(0, len(unique), _KEYS_PER_QUERY):
+                part = unique[start : start + _KEYS_PER_QUERY]
+                marks = ",".join("?" * len(part))
+                rows = db.execute(
+                    f"SELECT key FROM vectors WHERE model = ? AND key IN ({marks})", [row[0], *part]
+                )
+                present.update(key for (key,) in rows)
+        return present
+
     def put(self, model: str, items: dict[bytes, np.ndarray]) -> dict[bytes, np.ndarray]:
         """Store vectors under ``model`` (existing keys are replaced) in one transaction,
         then evict to the budget. Returns the vectors as stored (float16 -> float32), so

@@ -1,8 +1,12 @@
 """Index builds in the background: one thread per repository + settings + model,
 shared by everyone who asks for it, resumable through the embedding cache.
 
-One module a little past 400 lines: ``IndexBuild`` and the ``BuildManager`` that keeps
+One module past 500 lines: ``IndexBuild`` and the ``BuildManager`` that keeps
 builds by key are read together (a phase and ``BuildProgress`` are in ``progress``).
+
+A build chunks every file first (keyword hits then cover the whole repository), then
+embeds in ``embed_order`` order: what the cache holds (a resume after a restart), then
+the most useful files.
 
 A dashboard script run must not own a build: a widget change reruns the script and
 would throw the work away. A ``BuildManager`` (one per process) keeps each build by
@@ -23,6 +27,7 @@ saved index (or the embedding cache) brings it back without embedding anything.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import threading
 import time
@@ -32,9 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nexus.retrieval.embedding import CachedEmbedder
+from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.lexical import LexicalIndex
-from nexus.runtime import footprint
+from nexus.runtime import embed_order, footprint
 from nexus.runtime.lru import ByteLRU
 from nexus.runtime.progress import (
     CANCELLED,
@@ -61,10 +67,11 @@ BUILD_BATCH = 64
 #: batch, so that answer comes seconds sooner on a cold cache.
 FIRST_BATCH = 16
 
-#: Each batch moves the pace the ETA is reckoned from this share of the way. Smoothed as
-#: seconds per chunk, not chunks per second: a batch read from the cache (100x faster)
-#: then shortens the time left by a fifth, not twentyfold (sentry's ETA swung from
-#: 4 h 20 min to 1 h 09 min when it followed the rate).
+#: Each batch the model embeds in moves the pace the ETA is reckoned from this share of
+#: the way. Smoothed as seconds per chunk, not chunks per second: a batch mostly read
+#: from the cache (100x faster) then shortens the time left by a fifth, not twentyfold
+#: (sentry's ETA swung from 4 h 20 min to 1 h 09 min when it followed the rate); a
+#: batch read wholly from the cache does not move it.
 ETA_SMOOTHING = 0.2
 
 #: The name of every build thread.
@@ -92,8 +99,12 @@ class ChunkStream:
 
 
 class IndexBuild:
-    """Chunks (when given a ``ChunkStream``) and embeds batch by batch on a thread into a
-    growing ``VectorIndex``; the model loads on a second thread meanwhile.
+    """Chunks every file (when given a ``ChunkStream``), then embeds batch by batch on a
+    thread into a growing ``VectorIndex``; the model loads on a second thread meanwhile.
+
+    Keyword hits cover every chunk as soon as the files are chunked (seconds), before
+    any vector: the chunks are then put in ``embed_order.embedding_order`` (cached ones
+    first, then the most useful files), so dense hits cover the sources first.
 
     Args:
         chunks: what to index (their ``embedding_text`` is embedded): a list, or a
@@ -139,6 +150,10 @@ class IndexBuild:
         self._seconds_per_chunk: float | None = None  # smoothed over batches, for the ETA
         self._snapshot: VectorIndex | None = None
         self._keywords: tuple[int, LexicalIndex] | None = None  # (chunks it covers, index)
+        self._table: LexicalIndex | None = None  # over every chunk, in embedding order
+        self._file_ends: list[int] = []  # embed_order.file_ends of the ordered chunks
+        self._resumed = 0  # chunks found in the embedding cache before the first batch
+        self._opened_from = ""  # the saved index's folder, when opened
         self._thread = threading.Thread(target=self._run, name=BUILD_THREAD, daemon=True)
         self.serial = next(_SERIALS)  # tells builds of one key apart (who started which)
         self._base_bytes = self._snapshot_bytes = self._keyword_bytes = 0
@@ -151,6 +166,7 @@ class IndexBuild:
         build._files_done = build._stream.files
         build._done, build._phase, build._snapshot = len(index), OPENED, index
         folder = index.folder
+        build._opened_from = folder.name if folder is not None else ""
         build._snapshot_bytes = (
             sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
             if folder is not None
@@ -191,6 +207,10 @@ class IndexBuild:
                 bytes_done=self._bytes_done,
                 bytes=self._bytes,
                 seconds_per_chunk=self._seconds_per_chunk,
+                files_embedded=bisect.bisect_right(self._file_ends, self._done),
+                files_with_chunks=len(self._file_ends),
+                resumed=self._resumed,
+                opened_from=self._opened_from,
             )
 
     def nbytes(self) -> int:
@@ -210,6 +230,7 @@ class IndexBuild:
         with self._lock:
             done, vectors = self._done, list(self._vectors)
             snapshot, running = self._snapshot, self._phase in RUNNING_PHASES
+            chunks = self.chunks[:done]  # in embedding order: set before the first batch
         if not done:
             return None
         if snapshot is not None:
@@ -217,7 +238,6 @@ class IndexBuild:
             if len(snapshot) == done or fresh_enough:
                 return snapshot
         vectors_so_far = np.concatenate(vectors)
-        chunks = self.chunks[:done]  # chunks are only ever appended: no lock needed
         snapshot = VectorIndex.build(chunks, vectors_so_far, self.embedder.name)
         size = footprint.index_bytes(snapshot.chunks, snapshot.dim)
         with self._lock:
@@ -234,13 +254,18 @@ class IndexBuild:
         """The ``k`` best chunks by keywords (BM25) over every chunk made so far: an
         answer before any vector exists, or before the model is loaded (chunks without
         a matching term are left out). While files are being chunked the table is
-        rebuilt after ``SNAPSHOT_GROWTH``; a finished build's is its index's (saved)."""
+        rebuilt after ``SNAPSHOT_GROWTH``; once they are, it covers every chunk; a
+        finished build's is its index's (saved)."""
         with self._lock:
             finished = self._snapshot if self._phase in (DONE, OPENED) else None
-            chunks = self.chunks if finished is not None else list(self.chunks)  # a copy: it grows
+            table = self._table
+            whole = finished is not None or table is not None  # self.chunks grows no more
+            chunks = self.chunks if whole else list(self.chunks)  # a copy: it grows
             chunking = self._files_done < self._stream.files
         if finished is not None:
             keywords = finished.keywords()
+        elif table is not None:
+            keywords = table
         else:
             keywords = self._keywords_of(chunks, chunking)
         scores = keywords.scores(query)
@@ -301,9 +326,13 @@ class IndexBuild:
         seconds = self._clock() - began
         with self._lock:
             self._embed_s += seconds
-            pace = seconds / max(len(part), 1)
-            last = self._seconds_per_chunk
-            self._seconds_per_chunk = pace if last is None else last + ETA_SMOOTHING * (pace - last)
+            # A batch the cache answered in full says nothing of the model's pace: a
+            # resumed build reads its cached chunks first, then the model does the rest.
+            if self.embedder.last_misses:
+                pace = seconds / max(len(part), 1)
+                last = self._seconds_per_chunk
+                smoothed = pace if last is None else last + ETA_SMOOTHING * (pace - last)
+                self._seconds_per_chunk = smoothed
             self._vectors.append(vectors)
             self._done += len(part)
             self._embedded += self.embedder.last_misses
@@ -312,37 +341,48 @@ class IndexBuild:
     def _batch_size(self) -> int:
         return self.batch if self._done else self.first_batch
 
+    def _chunk_all(self) -> str | None:
+        """Chunk every file (each searchable by keywords as it comes); the reason to
+        stop instead, if any."""
+        for part, size in zip(self._stream.parts, self._stream.sizes, strict=True):
+            reason = self._stop_reason()
+            if reason is not None:
+                return reason
+            with self._lock:
+                self.chunks.extend(part)  # readers copy what they use, under the lock
+                self._files_done += 1
+                self._bytes_done += size
+                self._base_bytes += footprint.chunks_bytes(part)
+        return None
+
+    def _order_chunks(self) -> None:
+        """Put the chunks in embedding order (those the cache holds first, then the most
+        useful files) and build the keyword table over all of them, before any batch."""
+        chunks = list(self.chunks)
+        keys = [text_key(chunk.embedding_text) for chunk in chunks]
+        present = self.embedder.cache.present(self.embedder.name, keys)
+        cached = [i for i, key in enumerate(keys) if key in present]
+        ordered = embed_order.embedding_order(chunks, cached)
+        texts = [chunk.embedding_text for chunk in ordered]
+        table = LexicalIndex(texts)
+        with self._lock:
+            self.chunks, self._table, self._keywords = ordered, table, None
+            self._file_ends = embed_order.file_ends(ordered)
+            self._resumed = len(cached)
+            self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
+
     def _run(self) -> None:
         try:
             loader = threading.Thread(target=self._load_model, daemon=True)
             loader.start()
             self._set_phase(CHUNKING)
-            for part, size in zip(self._stream.parts, self._stream.sizes, strict=True):
-                reason = self._stop_reason()
-                if reason is not None:
-                    self._set_phase(reason)
-                    return
-                with self._lock:
-                    self.chunks.extend(part)  # readers copy what they use, under the lock
-                    self._files_done += 1
-                    self._bytes_done += size
-                    self._base_bytes += footprint.chunks_bytes(part)
-                if not self._done and len(self.chunks) >= self.first_batch:
-                    # The first batch waits for the model rather than share the
-                    # interpreter with more chunking: the first dense answer sooner.
-                    reason = self._wait_for_model()
-                    if reason is not None:
-                        self._set_phase(reason)
-                        return
-                # Embed while chunking once the model is in.
-                while self._loaded.is_set() and len(self.chunks) - self._done >= self._batch_size():
-                    self._set_phase(CHUNKING)
-                    reason = self._embed_batch()
-                    if reason is not None:
-                        self._set_phase(reason)
-                        return
-            self._set_phase(LOADING)
-            loader.join()
+            reason = self._chunk_all()
+            if reason is None:
+                self._order_chunks()
+                reason = self._wait_for_model()
+            if reason is not None:
+                self._set_phase(reason)
+                return
             _ = self.embedder.dim  # raises here if the model could not be loaded
             self._set_phase(EMBEDDING)
             while self._done < len(self.chunks):

@@ -30,6 +30,12 @@ class BuildProgress:
     # Seconds per chunk over the recent batches, smoothed (builds.ETA_SMOOTHING): what the
     # time left is reckoned from. None: reckon from ``rate``.
     seconds_per_chunk: float | None = None
+    files_embedded: int = 0  # files whose every chunk is embedded (most useful files first)
+    files_with_chunks: int = 0  # files that have chunks: what ``files_embedded`` counts up to
+    # Chunks the embedding cache held when the build began embedding (saved before a
+    # restart, or by an earlier build): they are embedded first, at the cache's speed.
+    resumed: int = 0
+    opened_from: str = ""  # the saved index's folder, when one was opened
 
     @property
     def running(self) -> bool:
@@ -60,19 +66,35 @@ class BuildProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the recent, smoothed pace (None before the first batch)."""
+        """Seconds left at the recent, smoothed pace (None before the first batch, and
+        while a resumed build has only read the cache: the model's pace is unknown)."""
         left = self.expected_total - self.done
         if self.seconds_per_chunk is not None:
             return left * self.seconds_per_chunk
+        if self.resumed:
+            return None
         return left / self.rate if self.rate else None
 
+    @property
+    def resumed_note(self) -> str:
+        """What a resumed build found already embedded ("" when nothing)."""
+        if not self.resumed:
+            return ""
+        return (
+            f"Resumed: {self.resumed:,} of {self.total:,} chunks were already embedded "
+            "(in the embedding cache: saved before a restart or by an earlier build)"
+        )
+
     def summary(self) -> str:
-        """One line for people: phase, files chunked, chunks embedded, speed, time left,
-        cache share, and whether the model is still loading."""
+        """One line for people: phase, files chunked, chunks and files embedded, speed,
+        time left, cache share, whether the model is still loading, and what a resumed
+        build or an opened index found on disk."""
         if self.phase == QUEUED or (self.phase == LOADING and not self.chunking):
-            return f"{self.phase.capitalize()}… ({self.total:,} chunks to index)"
+            waiting = f"{self.phase.capitalize()}… ({self.total:,} chunks to index)"
+            return " · ".join(filter(None, [waiting, self.resumed_note]))
         if self.phase == OPENED:
-            return f"{self.phase} ({self.total:,} chunks, nothing embedded)"
+            where = f" {self.opened_from}" if self.opened_from else ""
+            return f"{self.phase}{where} from disk ({self.total:,} chunks, nothing embedded)"
         parts = [self.phase]
         if self.chunking:
             parts.append(
@@ -81,6 +103,12 @@ class BuildProgress:
             parts.append(f"{self.done:,}/about {self.expected_total:,} chunks embedded")
         else:
             parts.append(f"{self.done:,}/{self.total:,} chunks ({self.fraction:.0%})")
+            if self.files_with_chunks:
+                parts.append(
+                    f"{self.files_embedded:,}/{self.files_with_chunks:,} files fully embedded"
+                )
+        if self.resumed_note:
+            parts.append(self.resumed_note)
         if self.model_loading and self.phase != LOADING:
             parts.append("loading the embedding model meanwhile")
         if self.rate:

@@ -216,7 +216,8 @@ def test_search_answers_partially_while_the_build_runs(page, gated) -> None:
     assert gated.waiting.acquire(timeout=30)  # one batch in, the second one held
     at.text_input(key="query").input("copy object delete original").run()
     assert not at.exception
-    assert any("Partial: 8 of" in shown(w.value) for w in at.warning)
+    partial = next(shown(w.value) for w in at.warning if "Partial: 8 of" in shown(w.value))
+    assert "files in full, sources first" in partial and "cover all " in partial
     assert any("Keyword (BM25)" in m.value for m in at.markdown)
     assert any("chunks embedded so far" in m.value for m in at.markdown)
     hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
@@ -323,3 +324,33 @@ def test_evaluate_waits_for_the_shared_builds_and_reuses_them(page, gated) -> No
     assert evaluate.dataframe  # the metrics table
     assert len(indexing.BUILDS.builds()) == 2
     assert len(gated.embedded) == len(set(gated.embedded))
+
+
+def test_after_a_restart_the_build_resumes_from_the_cache_and_the_page_says_so(
+    page, gated, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = page("search").run()
+    (build,) = indexing.BUILDS.builds()
+    gated.step()
+    gated.step()
+    assert gated.waiting.acquire(timeout=30)  # two batches committed, the third in the model
+    build.cancel()  # the server goes down
+    gated.gate.release()
+    build.join(30)
+    committed = build.progress().done
+    # A fresh server on the same cache folder: an open tab reconnects and asks again.
+    cache.memory().clear()
+    monkeypatch.setattr(indexing, "BUILDS", BuildManager(batch=8, memory=cache.memory))
+    at = page("search").run()
+    assert not at.exception
+    (resumed,) = indexing.BUILDS.builds()
+    assert gated.waiting.acquire(timeout=30)  # the cached batches are in, the next one held
+    gated.waiting.release()
+    at.run()
+    progress = shown(at.get("progress")[0].proto.text)
+    assert f"Resumed: {committed} of {resumed.progress().total} chunks were already embedded" in (
+        progress
+    )
+    assert resumed.progress().done == committed  # answered from the cache at once
+    finish(resumed, gated)
+    assert len(gated.embedded) == len(set(gated.embedded))  # nothing embedded twice

@@ -41,6 +41,15 @@ def test_round_trip_is_float16_and_put_returns_what_get_will(tmp_path) -> None:
         np.testing.assert_allclose(vec, items(["a", "b"])[key], atol=1e-3)
 
 
+def test_present_names_the_cached_keys_of_one_model(tmp_path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    cache.put("m", items(["a", "b"]))
+    cache.put("other", items(["c"]))
+    keys = [text_key(t) for t in ("a", "b", "c", "a")]
+    assert cache.present("m", keys) == {text_key("a"), text_key("b")}
+    assert cache.present("unknown", keys) == set()
+
+
 def test_rows_are_compact(tmp_path) -> None:
     """384 dims cost well under the old ~4.7 KB a row (float16 is 768 bytes)."""
     cache = EmbeddingCache(tmp_path)

@@ -193,7 +193,7 @@ def test_the_cache_share_is_said_of_the_build_once_it_is_over() -> None:
     done = progress.BuildProgress(progress.DONE, 100, 100, 76, rate=4.0).summary()
     assert "the build embedded 76 with the model and took 24 from the cache" in done
     opened = progress.BuildProgress(progress.OPENED, 100, 100, 0, None).summary()
-    assert opened == "opened the saved index (100 chunks, nothing embedded)"
+    assert opened == "opened the saved index from disk (100 chunks, nothing embedded)"
 
 
 def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
@@ -346,3 +346,74 @@ def test_the_build_smooths_its_pace_on_the_fake_clock(cache: EmbeddingCache) -> 
     build.start().join(10)
     pace = build.progress().seconds_per_chunk
     assert pace == pytest.approx(1.0 * 0.8 + 0.01 * 0.2 + (1.0 - 0.802) * 0.2)
+
+
+def test_a_resumed_build_reckons_its_time_left_from_the_model_not_the_cache(
+    cache: EmbeddingCache,
+) -> None:
+    """The cached chunks come first and take no model time: the pace (and the time left)
+    comes from the batches the model embeds, never from the cache's speed."""
+    CachedEmbedder(_ClockedEmbedder([0.0], []), cache).encode(
+        [c.embedding_text for c in CHUNKS[:6]]  # outside the build thread: no clock
+    )
+    now = [0.0]
+    embedder = CachedEmbedder(_ClockedEmbedder(now, [3.0, 1.0]), cache)
+    build = builds.IndexBuild(CHUNKS, embedder, batch=3, clock=lambda: now[0], idle_after=1e9)
+    build.start().join(10)
+    progress = build.progress()
+    assert (progress.resumed, progress.embedded) == (6, 4)
+    assert progress.seconds_per_chunk == pytest.approx(1.0)  # 3 s for 3, then 1 s for 1
+    cached_only = replace(progress, phase=builds.EMBEDDING, done=6, seconds_per_chunk=None)
+    assert cached_only.eta_s is None and "left" not in cached_only.summary()
+
+
+def test_keyword_search_covers_a_file_embedded_last(cache: EmbeddingCache) -> None:
+    """Every file is chunked before the first batch: keyword hits cover the file that
+    comes last in path order and is embedded last (docs after sources) while the first
+    batch is still in the model."""
+    guide = make_chunk("guide", file="website/docs/guide.md", text="configureTunnelProxy()")
+    sources = [make_chunk(f"s{i}", file=f"src/s{i}.js", text=f"s{i}()") for i in range(6)]
+    files = [*([chunk] for chunk in sources), [guide]]
+    inner = GatedEmbedder()
+    stream = builds.ChunkStream(iter(files), sizes=[100] * len(files))
+    build = builds.IndexBuild(stream, CachedEmbedder(inner, cache), batch=2).start()
+    assert inner.waiting.acquire(timeout=10)  # the first batch is in the model, held
+    inner.waiting.release()
+    progress = build.progress()
+    assert (progress.files_done, progress.done, progress.files_embedded) == (7, 0, 0)
+    assert [h.chunk.id for h in build.keyword_hits("configure tunnel proxy", 3)] == ["guide"]
+    while build.progress().running:
+        if inner.waiting.acquire(timeout=1):
+            inner.gate.release()
+    build.join(10)
+    index = build.index()
+    assert index is not None and index.chunks[-1].id == "guide"  # embedded last
+    assert inner.embedded[-1] == guide.embedding_text
+    assert build.progress().files_embedded == 7
+
+
+def test_a_build_after_a_restart_resumes_from_the_cache_and_says_so(tmp_path: Path) -> None:
+    """A new server (new manager, new cache handle on the same folder) finds the batches
+    the old one committed: they are embedded first, from the cache, and the progress
+    says how many there were."""
+    inner = GatedEmbedder()
+    before = builds.BuildManager(batch=3)
+    first = before.request("key", lambda: CHUNKS, CachedEmbedder(inner, EmbeddingCache(tmp_path)))
+    inner.step()
+    inner.step()
+    assert inner.waiting.acquire(timeout=10)  # two batches committed, the third held
+    first.cancel()  # the server goes down: the batch in the model is committed, no more
+    inner.gate.release()
+    first.join(10)
+    assert first.progress().done == 9
+
+    after = builds.BuildManager(batch=3)
+    model = HashingEmbedder(dim=16)
+    resumed = after.request("key", lambda: CHUNKS, CachedEmbedder(model, EmbeddingCache(tmp_path)))
+    resumed.join(10)
+    progress = resumed.progress()
+    assert (progress.phase, progress.resumed, progress.embedded) == ("done", 9, 1)
+    assert "Resumed: 9 of 10 chunks were already embedded" in progress.summary()
+    fresh = builds.IndexBuild(CHUNKS[:2], CachedEmbedder(model, EmbeddingCache(tmp_path / "new")))
+    fresh.start().join(10)
+    assert fresh.progress().phase == "done" and "Resumed" not in fresh.progress().summary()
