@@ -298,6 +298,7 @@ def _name_terms(symbol: str) -> frozenset[str]:
     return frozenset(terms(_SEGMENTS.split(symbol)[-1]))
 
 
+@lru_cache(maxsize=65536)
 def _path_matches(query_terms: frozenset[str], path_terms: frozenset[str]) -> int:
     """Query words found in a path, a word meeting its longer form halfway (the stemmer is
     light: ``cookies`` -> ``cooki`` meets ``cookie``, ``parsed`` -> ``pars`` meets ``parser``)."""
