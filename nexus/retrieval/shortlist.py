@@ -56,7 +56,7 @@ def best_cosines(
     count = min(count, len(vectors))
     if count <= 0:
         return np.zeros(0, dtype=np.int64)
-    if half is not None and 0 < count < len(vectors) // 16:
+    if half is not None and count < len(vectors) // 16:
         query16 = query.astype(np.float16)
         query_error = float(np.linalg.norm(query.astype(np.float64) - query16))
         # |row @ query - row16 @ query16| <= ||row - row16|| + ||query - query16|| ||row16||
