@@ -71,14 +71,17 @@ def percentiles(times: list[float]) -> dict[str, float]:
 
 def timed(
     run: Callable[[np.ndarray, str], object], vectors: np.ndarray, queries: list[str]
-) -> list[float]:
+) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds (all the process's threads) of each query: on a loaded machine
+    the CPU time says what a query costs, the wall time what it waited for besides."""
     run(vectors[0], queries[0])  # warm (the first ranked query makes the float16 copy)
-    times = []
+    wall, cpu = [], []
     for vec, query in zip(vectors, queries, strict=True):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run(vec, query)
-        times.append(time.perf_counter() - start)
-    return times
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return wall, cpu
 
 
 def same_answers(index: VectorIndex, vectors: np.ndarray, queries: list[str]) -> dict[str, float]:
@@ -112,9 +115,12 @@ def measure(size: int, repeats: int, vectors: np.ndarray, queries: list[str]) ->
     }
     load_before = os.getloadavg()[0]
     times: dict[str, list[list[float]]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
         for name, run in runs.items():
-            times[name].append(timed(run, vectors, queries))
+            wall, cpu_times = timed(run, vectors, queries)
+            times[name].append(wall)
+            cpu[name] += cpu_times
     load_after = os.getloadavg()[0]
     figures = {}
     for name, rounds in times.items():
@@ -123,6 +129,7 @@ def measure(size: int, repeats: int, vectors: np.ndarray, queries: list[str]) ->
             **percentiles([t for r in rounds for t in r]),
             "best_p95_ms": min(f["p95_ms"] for f in each),
             "p95_ms_per_repeat": [f["p95_ms"] for f in each],
+            "cpu": percentiles(cpu[name]),
         }
         print(f"{size:>7} {name:40} {figures[name]}", flush=True)
     check = same_answers(index, vectors, queries)
@@ -179,17 +186,19 @@ def markdown(report: dict) -> str:
         f"`bench/ranking_latency.py`, {report['date']}, {report['cores']} cores (shared): the "
         f"question set's AST chunks repeated to each size, {report['queries']} questions, "
         f"query embedding excluded, {report['repeats']} repeats back-to-back. p50/p95/p99 "
-        "over all repeats; best p95 is the best repeat's.",
+        "over all repeats; best p95 is the best repeat's; CPU: the process's CPU time per query "
+        "(all its threads), less sensitive to the other jobs than wall time.",
         "",
-        "| chunks | load avg (1 min, before/after) | search | p50 ms | p95 ms | best p95 ms |",
-        "|---|---|---|---|---|---|",
+        "| chunks | load avg (1 min, before/after) | search | p50 ms | p95 ms | best p95 ms "
+        "| CPU p50 ms | CPU p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for size in report["sizes"]:
         load = "/".join(str(x) for x in size["load_average"])
         for name, f in size["figures"].items():
             lines.append(
                 f"| {size['chunks']:,} | {load} | {name} | {f['p50_ms']} | {f['p95_ms']} "
-                f"| {f['best_p95_ms']} |"
+                f"| {f['best_p95_ms']} | {f['cpu']['p50_ms']} | {f['cpu']['p95_ms']} |"
             )
     lines += ["", "Same answers as `rank` over every chunk's scores:", ""]
     for size in report["sizes"]:
