@@ -34,7 +34,7 @@ import json
 import mmap
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, overload
 
@@ -45,6 +45,7 @@ from nexus.retrieval import lexical
 from nexus.retrieval.embedding import Embedder, Progress
 from nexus.retrieval.lexical import LexicalIndex
 from nexus.retrieval.ranking import RankingRules, ScorePart, hit_chunk, rank
+from nexus.retrieval.shortlist import HALF_MIN_CHUNKS, HalfVectors, best_cosines
 from nexus.types import Chunk
 
 FORMAT_VERSION = 3
@@ -134,6 +135,7 @@ class VectorIndex:
         self._keys: dict[str, int] | None = {}  # chunk id -> key; None until first asked
         self._vectors = np.zeros((0, dim), dtype=np.float32)
         self._lexical: LexicalIndex | None = None  # saved, or built on the first hybrid query
+        self._half: HalfVectors | None = None  # built on the first ranked query of a large index
         self.folder: Path | None = None  # set when opened from disk (then read-only)
         self.identity: dict[str, Any] = {}  # what a saved index was built from
 
@@ -184,7 +186,7 @@ class VectorIndex:
         self._chunks.extend(chunks)
         key_of.update({cid: first + i for i, cid in enumerate(ids)})
         self._vectors = np.concatenate([self._vectors, vectors]) if first else vectors
-        self._lexical = None
+        self._lexical = self._half = None
 
     # -- the key table ----------------------------------------------------------------
 
@@ -243,12 +245,7 @@ class VectorIndex:
         if k <= 0:
             return []
         if text and ranking is not None:
-            dense = self.all_scores(query_vec)
-            ranked = rank(self._chunks, dense, self.keywords().scores(text), text, k, ranking)
-            return [
-                Hit(hit_chunk(self._chunks, r), r.score, position, r.key, r.parts)
-                for position, r in enumerate(ranked, start=1)
-            ]
+            return self._ranked(query_vec, text, k, ranking)
         if text and lexical_weight > 0:
             scores = self.all_scores(query_vec, text, lexical_weight)
             order = np.argsort(-scores, kind="stable")[:k]
@@ -264,6 +261,36 @@ class VectorIndex:
                 zip(matches.keys, matches.distances, strict=True), start=1
             )
         ]
+
+    def _ranked(self, query_vec: np.ndarray, text: str, k: int, rules: RankingRules) -> list[Hit]:
+        """The ranking stage over the best ``rules.candidates`` chunks of each retriever.
+
+        These are the candidates ``rank`` would pick from every chunk's scores (the
+        keyword ones picked the same way), found without the cosine of every chunk
+        (``nexus.retrieval.shortlist``); ``rank`` is then told to keep them all, so ties
+        at its cut are not broken a second time.
+        """
+        query = _normalise(np.asarray(query_vec, dtype=np.float32).reshape(self.dim))
+        keyword = self.keywords().scores(text)
+        matched = np.flatnonzero(keyword > 0)
+        if len(matched) > rules.candidates:
+            matched = matched[np.argpartition(-keyword[matched], rules.candidates - 1)]
+            matched = matched[: rules.candidates]
+        dense_keys = best_cosines(self._vectors, query, rules.candidates, self._half_vectors())
+        keys = np.union1d(dense_keys, matched)
+        rows = [self._chunks[int(key)] for key in keys]
+        dense = np.asarray(self._vectors[keys] @ query)
+        ranked = rank(rows, dense, keyword[keys], text, k, replace(rules, candidates=len(keys)))
+        return [
+            Hit(hit_chunk(rows, r), r.score, position, int(keys[r.key]), r.parts)
+            for position, r in enumerate(ranked, start=1)
+        ]
+
+    def _half_vectors(self) -> HalfVectors | None:
+        """The float16 copy of a large index's vectors (made once, kept in memory)."""
+        if self._half is None and len(self._chunks) >= HALF_MIN_CHUNKS:
+            self._half = HalfVectors.of(self._vectors)
+        return self._half
 
     def all_scores(
         self, query_vec: np.ndarray, text: str | None = None, lexical_weight: float = 0.0

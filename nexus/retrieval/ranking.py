@@ -322,16 +322,21 @@ def _name_terms(symbol: str) -> frozenset[str]:
     return frozenset(terms(_SEGMENTS.split(symbol)[-1]))
 
 
+@lru_cache(maxsize=65536)
 def _path_matches(query_terms: frozenset[str], path_terms: frozenset[str]) -> int:
     """Query words found in a path, a word meeting its longer form halfway (the stemmer is
     light: ``cookies`` -> ``cooki`` meets ``cookie``, ``parsed`` -> ``pars`` meets ``parser``)."""
-    return sum(
-        1
+    return len(frozenset().union(*(_words_meeting(query_terms, p) for p in path_terms)))
+
+
+@lru_cache(maxsize=65536)
+def _words_meeting(query_terms: frozenset[str], word: str) -> frozenset[str]:
+    """The query words that meet ``word`` (see ``_path_matches``), remembered: a query's
+    candidates share most path words, so each pair is compared once, not once per chunk."""
+    return frozenset(
+        q
         for q in query_terms
-        if any(
-            q == p or (min(len(q), len(p)) >= 4 and (p.startswith(q) or q.startswith(p)))
-            for p in path_terms
-        )
+        if q == word or (min(len(q), len(word)) >= 4 and (word.startswith(q) or q.startswith(word)))
     )
 
 

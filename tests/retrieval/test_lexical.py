@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -49,6 +51,43 @@ def test_repeating_a_word_counts_less_and_less():
     scores = index.scores("cache")
     assert scores[0] < scores[1] < scores[2]
     assert scores[2] - scores[1] < scores[1] - scores[0]
+
+
+def _reference_bm25(texts: list[str], query: str, k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """Okapi BM25 written out document by document, as in the textbook."""
+    documents = [terms(text) for text in texts]
+    average = sum(len(d) for d in documents) / len(documents)
+    scores = []
+    for words in documents:
+        score = 0.0
+        for term in set(terms(query)):
+            having = sum(1 for d in documents if term in d)
+            idf = math.log(1 + (len(documents) - having + 0.5) / (having + 0.5))
+            tf = words.count(term)
+            score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(words) / average))
+        scores.append(score)
+    return scores
+
+
+_CORPUS = [
+    "function parseCookieHeader(header) { return header.split(';').map(parseCookie) }",
+    "function parseCookie(text) { const [name, value] = text.split('='); return { name, value } }",
+    "class CookieJar { set(cookie) { this.cookies.push(cookie) } get(name) {} }",
+    "def retry_request(request, attempts=3):\n    for _ in range(attempts): send(request)",
+    "// Uploads an image, retrying on failure\nasync function uploadImage(image) {}",
+    "import { Router } from './router'\nexport default new Router()",
+    "",
+]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["parse the cookie header", "cookies", "retry the upload request", "Router", "nothing here"],
+)
+def test_bm25_postings_score_like_the_textbook_formula(query: str) -> None:
+    np.testing.assert_allclose(
+        LexicalIndex(_CORPUS).scores(query), _reference_bm25(_CORPUS, query), rtol=0, atol=1e-9
+    )
 
 
 def _twin_index() -> VectorIndex:
