@@ -135,3 +135,21 @@ def test_tiers_never_share_cached_vectors(tmp_path, static_model_dir):
 def test_bad_tier_choices(tier, model, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         tier_embedder(tier, model_path=model, cache_dir=tmp_path)
+
+
+def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
+    """``nexus eval --tier fast --sweep`` scores every setting with the static model's
+    vectors, cached under its own name; MiniLM is never asked."""
+    from nexus.cli import main
+
+    repo = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--tier", "fast"]
+    argv += ["--cache", str(cache), "--sweep", "--sweep-max", "128,256", "--sweep-min", "0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ast 128/0" in out and "ast 256/0" in out and "best: ast" in out
+    stored = EmbeddingCache(cache)
+    assert stored.count(f"{STATIC_MODEL_NAME}+dual") > 0
+    assert stored.count() == stored.count(f"{STATIC_MODEL_NAME}+dual")
