@@ -12,16 +12,18 @@ Vectors go through the embedding cache (``$NEXUS_CACHE_DIR``, else
 
     nice -n 5 .venv/bin/python bench/tier_agreement.py [--set dev ...] [--tier fast ...]
 
-Results: ``bench/results/tier_agreement.{json,md}`` (the tiers run together are compared;
-a run of one tier keeps the other's figures from the previous results file).
+Results: ``bench/results/tier_agreement.{json,md}``, updated after every sweep (a run of
+one tier keeps the other tier's figures; the two tiers may run at once).
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from datetime import date
@@ -155,25 +157,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--set", action="append", choices=list(SETS), help="default: all")
     parser.add_argument("--tier", action="append", choices=TIERS, help="default: both")
     args = parser.parse_args(argv)
-    path = RESULTS / "tier_agreement.json"
-    previous = json.loads(path.read_text()) if path.exists() else {"sets": {}}
-    sets: dict[str, dict] = previous["sets"]
     for name in args.set or list(SETS):
-        runs = sets.setdefault(name, {})
         for tier in args.tier or TIERS:
-            runs[tier] = run_sweep(name, tier)
+            record(name, tier, run_sweep(name, tier))
+
+
+def record(name: str, tier: str, run: dict[str, object]) -> None:
+    """Merge one sweep into the results files (locked: one run per tier may go at once,
+    and each keeps what it measured as soon as it has it)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / "tier_agreement.json"
+    with open(Path(tempfile.gettempdir()) / "nexus-tier-agreement.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        sets = json.loads(path.read_text())["sets"] if path.exists() else {}
+        runs = sets.setdefault(name, {})
+        runs[tier] = run
         if "fast" in runs and "quality" in runs:
             runs["agreement"] = agreement(runs["fast"], runs["quality"])
-    summary = {
-        "date": date.today().isoformat(),
-        "machine": ", ".join(f"{k} {v}" for k, v in machine().items()),
-        "sets": sets,
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2) + "\n")
-    text = markdown(summary)
-    (RESULTS / "tier_agreement.md").write_text(text)
-    print(text)
+        summary = {
+            "date": date.today().isoformat(),
+            "machine": ", ".join(f"{k} {v}" for k, v in machine().items()),
+            "sets": sets,
+        }
+        path.write_text(json.dumps(summary, indent=2) + "\n")
+        text = markdown(summary)
+        (RESULTS / "tier_agreement.md").write_text(text)
+    print(text, flush=True)
 
 
 if __name__ == "__main__":
