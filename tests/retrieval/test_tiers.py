@@ -3,6 +3,7 @@ and tier selection, with a static model built from the bundled one (``static_mod
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import threading
@@ -153,3 +154,17 @@ def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
     stored = EmbeddingCache(cache)
     assert stored.count(f"{STATIC_MODEL_NAME}+dual") > 0
     assert stored.count() == stored.count(f"{STATIC_MODEL_NAME}+dual")
+
+
+def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_model_dir):
+    from nexus.cli import main
+
+    repo = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
+    argv = ["search", str(repo), "refund a payment", "--tier", "fast", "--cache", str(cache)]
+    assert main([*argv, "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits["AST"][0]["file"] == "src/services/refund.ts"
+    manifests = [p.read_text() for p in (cache / "indexes").glob("*/manifest.json")]
+    assert manifests and all(f"{STATIC_MODEL_NAME}+dual" in m for m in manifests)
