@@ -105,10 +105,13 @@ def test_static_embedder_is_an_embedder(static_model_dir):
     assert longer - short == 2 and short >= 4
 
 
-def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch):
+def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "model2vec", None)
     with pytest.raises(ModelUnavailableError, match="pip install model2vec"):
         StaticEmbedder(static_model_dir).encode(["x"])
+    with pytest.raises(ModelUnavailableError, match="pip install model2vec"):
+        ensure_static_model(tmp_path)  # the real distillation, stopped at its import
+    assert not (tmp_path / STATIC_MODEL_NAME).exists()
 
 
 def test_fast_tier_loads_from_the_cache_folder(tmp_path, static_model_dir):
