@@ -95,7 +95,7 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
         choices=["quality", "fast"],
         default="quality",
         help="quality: all-MiniLM-L6-v2 (default); fast: a static model distilled from it "
-        "once into the cache folder (~100x faster, weaker alone; for sweeps)",
+        "once into the cache folder (tens of times faster, weaker alone; for sweeps)",
     )
 
 

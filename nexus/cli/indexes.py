@@ -29,6 +29,8 @@ def cached_embedder(args: argparse.Namespace, config: ChunkConfig):
     from nexus.retrieval.embedding import CachedEmbedder
     from nexus.retrieval.tiers import tier_embedder
 
+    if args.tier == "fast" and getattr(args, "engine", "local") == "ray":
+        raise ValueError("--engine ray embeds with the quality tier: leave out --tier fast")
     model = args.model or (load_model_path(args.config) if args.config else None)
     cache = open_cache(args)
     embedder = tier_embedder(
@@ -91,8 +93,6 @@ def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
     from nexus.retrieval.index import VectorIndex
     from nexus.runtime import ray_engine
 
-    if args.tier != "quality":
-        raise ValueError("--engine ray embeds with the quality tier: leave out --tier fast")
     model = args.model or (load_model_path(args.config) if args.config else None)
 
     def build(missing):
