@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nexus.retrieval import embedding
 from nexus.retrieval.embedding import (
     DEFAULT_MODEL_NAME,
     DualView,
@@ -33,7 +34,6 @@ from nexus.retrieval.embedding import (
     ModelUnavailableError,
     Progress,
     SentenceTransformerEmbedder,
-    default_embedder,
 )
 from nexus.retrieval.embedding_cache import default_cache_dir
 
@@ -195,8 +195,8 @@ def tier_embedder(
     ``model_path`` (a local sentence-transformers folder) replaces the quality tier's
     model; the fast tier is always the static model distilled into ``cache_dir``.
     """
-    if tier == QUALITY:
-        return default_embedder(words_view=words_view, model_path=model_path)
+    if tier == QUALITY:  # looked up on the module: tests and tools replace it there
+        return embedding.default_embedder(words_view=words_view, model_path=model_path)
     if tier != FAST:
         raise ValueError(f"unknown embedding tier {tier!r}: choose one of {', '.join(TIERS)}")
     if model_path is not None:
