@@ -90,6 +90,13 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     add_cache_options(parser)
     parser.add_argument("--model", help="local sentence-transformers model folder")
+    parser.add_argument(
+        "--tier",
+        choices=["quality", "fast"],
+        default="quality",
+        help="quality: all-MiniLM-L6-v2 (default); fast: a static model distilled from it "
+        "once into the cache folder (tens of times faster, weaker alone; for sweeps)",
+    )
 
 
 def add_search_options(parser: argparse.ArgumentParser) -> None:

@@ -23,13 +23,24 @@ def cached_embedder(args: argparse.Namespace, config: ChunkConfig):
 
     ``--model DIR`` or ``[embedding] model`` in the config file names a local
     sentence-transformers folder; the default is the bundled all-MiniLM-L6-v2.
+    ``--tier fast`` is the static model distilled from it (``nexus.retrieval.tiers``).
     """
     from nexus.config import load_model_path
-    from nexus.retrieval.embedding import CachedEmbedder, default_embedder
+    from nexus.retrieval.embedding import CachedEmbedder
+    from nexus.retrieval.tiers import tier_embedder
 
+    if args.tier == "fast" and getattr(args, "engine", "local") == "ray":
+        raise ValueError("--engine ray embeds with the quality tier: leave out --tier fast")
     model = args.model or (load_model_path(args.config) if args.config else None)
-    embedder = default_embedder(words_view=config.words_view, model_path=model)
-    return CachedEmbedder(embedder, open_cache(args))
+    cache = open_cache(args)
+    embedder = tier_embedder(
+        args.tier,
+        words_view=config.words_view,
+        model_path=model,
+        cache_dir=cache.folder,
+        say=lambda line: print(f"nexus: {line}", file=sys.stderr),
+    )
+    return CachedEmbedder(embedder, cache)
 
 
 def saved_indexes(

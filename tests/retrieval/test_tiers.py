@@ -1,0 +1,173 @@
+"""The embedding tiers: distilling once (atomically, under a lock), the static embedder,
+and tier selection, with a static model built from the bundled one (``static_model_dir``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nexus.retrieval.embedding import (
+    CachedEmbedder,
+    DualView,
+    Embedder,
+    EmbeddingCache,
+    ModelUnavailableError,
+)
+from nexus.retrieval.tiers import (
+    STATIC_MODEL_NAME,
+    StaticEmbedder,
+    ensure_static_model,
+    models_dir,
+    tier_embedder,
+)
+
+
+def copy_model(static_model_dir: Path) -> callable:
+    """A ``distil`` that copies the fixture's model and counts its calls."""
+    calls: list[Path] = []
+
+    def distil(target: Path) -> None:
+        calls.append(target)
+        shutil.copytree(static_model_dir, target, dirs_exist_ok=True)
+
+    distil.calls = calls  # type: ignore[attr-defined]
+    return distil
+
+
+def test_distils_once_then_loads(tmp_path, static_model_dir):
+    distil = copy_model(static_model_dir)
+    said: list[str] = []
+    first = ensure_static_model(tmp_path, said.append, distil)
+    second = ensure_static_model(tmp_path, said.append, distil)
+    assert first == second == tmp_path / STATIC_MODEL_NAME
+    assert len(distil.calls) == 1
+    assert distil.calls[0] != first  # written elsewhere, then renamed into place
+    assert any("distilling" in line for line in said) and any("ready" in line for line in said)
+    assert (first / "model.safetensors").is_file()
+
+
+def test_failed_distillation_leaves_nothing(tmp_path):
+    def broken(target: Path) -> None:
+        (target / "half-written").write_text("x")
+        raise ModelUnavailableError("distilling failed")
+
+    with pytest.raises(ModelUnavailableError, match="distilling failed"):
+        ensure_static_model(tmp_path, distil=broken)
+    assert [p.name for p in tmp_path.iterdir()] == [f"{STATIC_MODEL_NAME}.lock"]
+
+
+def test_two_at_once_distil_once(tmp_path, static_model_dir):
+    distil = copy_model(static_model_dir)
+    inside = threading.Event()
+    release = threading.Event()
+
+    def slow(target: Path) -> None:
+        inside.set()
+        release.wait(10)
+        distil(target)
+
+    results: list[Path] = []
+    first = threading.Thread(
+        target=lambda: results.append(ensure_static_model(tmp_path, None, slow))
+    )
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(
+        target=lambda: results.append(ensure_static_model(tmp_path, None, slow))
+    )
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # waits on the lock, not distilling beside the first
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert results == [tmp_path / STATIC_MODEL_NAME] * 2
+    assert len(distil.calls) == 1
+
+
+def test_static_embedder_is_an_embedder(static_model_dir):
+    embedder = StaticEmbedder(static_model_dir)
+    assert isinstance(embedder, Embedder)
+    assert embedder.name == STATIC_MODEL_NAME
+    texts = ["parse the config file", "read and parse a configuration file", "sort the users"]
+    vectors = embedder.encode(texts)
+    assert vectors.shape == (3, embedder.dim) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+    assert embedder.encode([]).shape == (0, embedder.dim)
+    short, longer = embedder.count_wordpieces(["a b c d", "a b c d e f"])
+    assert longer - short == 2 and short >= 4
+
+
+def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "model2vec", None)
+    with pytest.raises(ModelUnavailableError, match="pip install model2vec"):
+        StaticEmbedder(static_model_dir).encode(["x"])
+    with pytest.raises(ModelUnavailableError, match="pip install model2vec"):
+        ensure_static_model(tmp_path)  # the real distillation, stopped at its import
+    assert not (tmp_path / STATIC_MODEL_NAME).exists()
+
+
+def test_fast_tier_loads_from_the_cache_folder(tmp_path, static_model_dir):
+    shutil.copytree(static_model_dir, models_dir(tmp_path) / STATIC_MODEL_NAME)
+    fast = tier_embedder("fast", cache_dir=tmp_path)
+    plain = tier_embedder("fast", words_view=False, cache_dir=tmp_path)
+    assert isinstance(fast, DualView) and fast.name == f"{STATIC_MODEL_NAME}+dual"
+    assert plain.name == STATIC_MODEL_NAME
+    assert tier_embedder("quality").name == "all-MiniLM-L6-v2+dual"
+
+
+def test_tiers_never_share_cached_vectors(tmp_path, static_model_dir):
+    shutil.copytree(static_model_dir, models_dir(tmp_path) / STATIC_MODEL_NAME)
+    cache = EmbeddingCache(tmp_path / "vectors")
+    fast = CachedEmbedder(tier_embedder("fast", cache_dir=tmp_path), cache)
+    fast.encode(["def parse(config): ..."])
+    assert cache.count(fast.name) == 1
+    assert cache.count(tier_embedder("quality").name) == 0
+
+
+@pytest.mark.parametrize(
+    ("tier", "model", "message"),
+    [("medium", None, "unknown embedding tier"), ("fast", "/some/model", "--model")],
+)
+def test_bad_tier_choices(tier, model, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        tier_embedder(tier, model_path=model, cache_dir=tmp_path)
+
+
+def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
+    """``nexus eval --tier fast --sweep`` scores every setting with the static model's
+    vectors, cached under its own name; MiniLM is never asked."""
+    from nexus.cli import main
+
+    repo = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--tier", "fast"]
+    argv += ["--cache", str(cache), "--sweep", "--sweep-max", "128,256", "--sweep-min", "0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ast 128/0" in out and "ast 256/0" in out and "best: ast" in out
+    stored = EmbeddingCache(cache)
+    assert stored.count(f"{STATIC_MODEL_NAME}+dual") > 0
+    assert stored.count() == stored.count(f"{STATIC_MODEL_NAME}+dual")
+
+
+def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_model_dir):
+    from nexus.cli import main
+
+    repo = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
+    argv = ["search", str(repo), "refund a payment", "--tier", "fast", "--cache", str(cache)]
+    assert main([*argv, "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits["AST"][0]["file"] == "src/services/refund.ts"
+    manifests = [p.read_text() for p in (cache / "indexes").glob("*/manifest.json")]
+    assert manifests and all(f"{STATIC_MODEL_NAME}+dual" in m for m in manifests)
