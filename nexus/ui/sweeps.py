@@ -13,6 +13,7 @@ The table built here is what the page shows and Export downloads.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -28,7 +29,10 @@ from nexus.evaluation.experiments import (
     best,
     sweep_grid,
 )
+from nexus.retrieval import tiers
+from nexus.retrieval.embedding import Embedder
 from nexus.runtime.builds import IDLE_AFTER
+from nexus.ui.cache import CACHE_ENV
 
 #: Seconds a script run waits for the sweep it started (AppTests set 60, so a run
 #: shows the answer); the page polls otherwise.
@@ -40,6 +44,25 @@ _JOB = "_sweep_job"
 #: ``work(progress=..., cancel=..., finished=...)``: runs ``experiments.sweep`` on the
 #: page's repository, queries and embedder, over this job's grid.
 Work = Callable[..., list[ConfigResult]]
+
+
+#: The sweep's embedder choices, as the page names them.
+TIER_LABELS = {
+    tiers.QUALITY: "quality (MiniLM)",
+    tiers.FAST: "fast (static, distilled from MiniLM)",
+}
+
+
+def fast_embedder(words_view: bool) -> Embedder:
+    """The fast tier, distilled into the cache folder on first use (a few minutes, on the
+    sweep's thread), loaded in about a second after that."""
+    return tiers.tier_embedder(tiers.FAST, words_view, cache_dir=os.environ.get(CACHE_ENV) or None)
+
+
+def fast_tier_ready() -> bool:
+    """Whether the fast tier's model is already distilled (nothing to wait for)."""
+    folder = tiers.models_dir(os.environ.get(CACHE_ENV) or None) / tiers.STATIC_MODEL_NAME
+    return folder.is_dir()
 
 
 class SweepJob:

@@ -111,3 +111,28 @@ def test_a_sweep_nobody_looks_at_stops_as_if_cancelled(monkeypatch) -> None:
     job = sweeps.SweepJob("key", [256], [0], (512, 64), {}).start(work)
     job.join(15)
     assert job.cancelled and asked[0] is False and asked[-1] is True
+
+
+def test_the_fast_tier_runs_the_sweep_with_its_own_embedder(page, monkeypatch) -> None:
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    asked: list[bool] = []
+
+    def fast(words_view: bool) -> HashingEmbedder:
+        asked.append(words_view)
+        return HashingEmbedder()
+
+    monkeypatch.setattr(sweeps, "fast_embedder", fast)
+    at = page("evaluate").run()
+    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.button(key="run_sweep").click().run()
+    assert not at.exception
+    assert asked == []  # the quality tier: the page's own embedder
+    quality = _table(at)
+    at.radio(key="sweep_tier").set_value("fast").run()
+    at.button(key="run_sweep").click().run()
+    assert not at.exception
+    assert len(asked) == 1  # the fast tier's embedder, built on the sweep's thread
+    fast_rows = _table(at)
+    assert len(fast_rows) == len(quality) == 2  # its own sweep, not the quality one resumed
