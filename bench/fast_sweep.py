@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import tempfile
 import time
@@ -45,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.machine import machine  # noqa: E402
 from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.evaluation.experiments import sweep  # noqa: E402
+from nexus.evaluation.experiments import sweep, sweep_files  # noqa: E402
 from nexus.evaluation.generate import blanked_repository, generate  # noqa: E402
 from nexus.evaluation.metrics import load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
@@ -59,7 +58,6 @@ GRID_MAX = (128, 256, 512)
 GRID_MIN = (0, 48)
 #: Files without a target kept as distractors by the ``targets + sample`` lever.
 DISTRACTORS = 1000
-SEED = "nexus-fast-sweep"
 NO_REUSE = "targets + sample, no reuse"
 LEVERS = ("reuse", "targets + sample", NO_REUSE)
 #: The generated query set, kept beside the corpus (making it parses every file).
@@ -84,7 +82,7 @@ def run_lever(lever: str, analyses, repo_name: str, queries, embedder: Embedder)
         embedder,
         GRID_MAX,
         GRID_MIN,
-        lambda share, what: marks.append((time.perf_counter() - start, what)),
+        lambda status: marks.append((time.perf_counter() - start, status.summary())),
         extra=[(ChunkConfig().max_tokens, ChunkConfig().min_tokens)],
     )
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -130,9 +128,8 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{parse_s:.1f} s, {parse_cpu:.1f} s CPU (load {load()})", flush=True)  # fmt: skip
     embedder = tier_embedder(FAST)
     embedder.encode(["warm up"])  # the model's load is not the sweep's
+    sampled = sweep_files(analyses, queries, DISTRACTORS)
     targets = {q.target.file for q in queries}
-    others = sorted(a.source.info.path for a in analyses if a.source.info.path not in targets)
-    kept = targets | set(random.Random(SEED).sample(others, min(DISTRACTORS, len(others))))
     # A run of some levers keeps the others' figures from the results file.
     previous = RESULTS / "fast_sweep.json"
     runs: dict[str, dict] = json.loads(previous.read_text())["runs"] if previous.exists() else {}
@@ -150,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for lever in levers:
         chosen = analyses
         if lever.startswith("targets + sample"):
-            chosen = [a for a in analyses if a.source.info.path in kept]
+            chosen = sampled
         run = run_lever(lever, chosen, indexed.name, queries, embedder)
         # The parse is shared; a lone sweep pays it too (on its share of the files).
         share = len(chosen) / len(analyses)

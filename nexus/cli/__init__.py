@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
     evaluate.add_argument("--sweep-min", default="0,16,32,64")
     evaluate.add_argument(
+        "--distractors",
+        type=int,
+        metavar="N",
+        help="sweep over the files holding targets plus a fixed sample of N others "
+        "(default: every file; faster on large repositories, scores run higher)",
+    )
+    evaluate.add_argument(
         "--blank-docs",
         action=argparse.BooleanOptionalAction,
         help="blank doc comments in what is indexed (default: as the set says; "

@@ -14,7 +14,7 @@ from nexus.config import ChunkConfig
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from nexus.evaluation.experiments import best, describe, sweep
+    from nexus.evaluation.experiments import best, describe, sweep, sweep_files
     from nexus.evaluation.metrics import (
         compare,
         comparison_table,
@@ -55,7 +55,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from nexus.chunking.pipeline import analyze_files
 
         embedder = index_verb.cached_embedder(args, config)
-        analyses = analyze_files(repo.source_files(), config.encoding)
+        analyses = sweep_files(
+            analyze_files(repo.source_files(), config.encoding), queries, args.distractors
+        )
         grid_max = [int(x) for x in args.sweep_max.split(",")]
         grid_min = [int(x) for x in args.sweep_min.split(",")]
         results = sweep(analyses, repo.name, config, queries, embedder, grid_max, grid_min)

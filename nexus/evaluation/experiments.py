@@ -6,6 +6,7 @@ run through these functions, so their numbers agree.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -137,6 +138,29 @@ class SweepStatus:
         if eta is not None and self.settings_done < self.settings:
             parts.append(f"about {duration(eta)} left")
         return " · ".join(parts)
+
+
+#: The seed of the distractor sample: the same files for every setting and every run.
+DISTRACTOR_SEED = "nexus-sweep"
+
+
+def sweep_files(
+    analyses: Sequence[FileAnalysis], queries: Sequence[Query], distractors: int | None
+) -> list[FileAnalysis]:
+    """The files a sweep chunks: every file holding a target, plus a fixed random sample of
+    ``distractors`` others (``None``: every file).
+
+    On a large repository most of a sweep's time is chunking and searching files no query
+    targets; a sample of them keeps the competition while cutting that time. Scores run
+    higher than over every file (fewer distractors), the settings' order barely moves
+    (measured in ``bench/fast_sweep.py``).
+    """
+    if distractors is None:
+        return list(analyses)
+    targets = {q.target.file for q in queries}
+    others = sorted(a.source.info.path for a in analyses if a.source.info.path not in targets)
+    picked = set(random.Random(DISTRACTOR_SEED).sample(others, min(distractors, len(others))))
+    return [a for a in analyses if a.source.info.path in targets or a.source.info.path in picked]
 
 
 def sweep_grid(

@@ -53,6 +53,16 @@ TIER_LABELS = {
 }
 
 
+#: "Files in the sweep": every file (None), or the target files plus this many others.
+DISTRACTOR_CHOICES: tuple[int | None, ...] = (None, 1000, 300)
+
+
+def distractors_label(distractors: int | None) -> str:
+    if distractors is None:
+        return "every file"
+    return f"files with targets + {distractors:,} others (sampled)"
+
+
 def fast_embedder(words_view: bool) -> Embedder:
     """The fast tier, distilled into the cache folder on first use (a few minutes, on the
     sweep's thread), loaded in about a second after that."""

@@ -31,7 +31,7 @@ KEPT_KEYS = (
     *GLOB_KEYS.values(),
     LANGUAGES_KEY,
     *("preset", "source", "sample", "local_path", "file", "query", "k", "target"),
-    *("sweep_max", "sweep_min", "sweep_variant", "sweep_tier"),
+    *("sweep_max", "sweep_min", "sweep_variant", "sweep_tier", "sweep_distractors"),
 )
 #: The Evaluate page's sweep: the budgets offered, and those picked at first.
 SWEEP_MAX_OPTIONS = (64, 96, 128, 192, 256, 384, 512, 768, 1024)

@@ -136,3 +136,17 @@ def test_the_fast_tier_runs_the_sweep_with_its_own_embedder(page, monkeypatch) -
     assert len(asked) == 1  # the fast tier's embedder, built on the sweep's thread
     fast_rows = _table(at)
     assert len(fast_rows) == len(quality) == 2  # its own sweep, not the quality one resumed
+
+
+def test_a_sweep_over_target_files_and_a_sample_chunks_fewer_files(page) -> None:
+    at = page("evaluate").run()
+    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.button(key="run_sweep").click().run()
+    every = dict(zip(_table(at)["max_tokens"], _table(at)["chunks"], strict=True))
+    at.selectbox(key="sweep_distractors").set_value(300).run()  # more than the sample has
+    at.button(key="run_sweep").click().run()
+    assert not at.exception
+    assert dict(zip(_table(at)["max_tokens"], _table(at)["chunks"], strict=True)) == every
+    at.selectbox(key="sweep_distractors").set_value(None).run()
+    assert "every file" in at.selectbox(key="sweep_distractors").format_func(None)

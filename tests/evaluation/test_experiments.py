@@ -10,7 +10,14 @@ import pytest
 
 from nexus.chunking.pipeline import analyze_files, chunk_analyses
 from nexus.config import ChunkConfig
-from nexus.evaluation.experiments import SweepCancelled, SweepStatus, best, describe, sweep
+from nexus.evaluation.experiments import (
+    SweepCancelled,
+    SweepStatus,
+    best,
+    describe,
+    sweep,
+    sweep_files,
+)
 from nexus.evaluation.metrics import load_queries
 from nexus.ingest.sources import open_repository
 from tests.retrieval.test_embedding import FakeEmbedder
@@ -179,3 +186,21 @@ def test_cancel_is_answered_between_batches_of_texts():
 def test_sweep_status_share_and_time_left(status, fraction, eta):
     assert status.fraction == pytest.approx(fraction)
     assert status.eta_s == (None if eta is None else pytest.approx(eta))
+
+
+def test_sweep_files_keep_every_target_file_and_a_fixed_sample_of_the_others():
+    repo = open_repository(SAMPLE)
+    analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
+    queries = load_queries(SAMPLE / "queries.jsonl")
+    targets = {q.target.file for q in queries}
+    paths = [a.source.info.path for a in analyses]
+    others = [p for p in paths if p not in targets]
+    assert targets and len(others) >= 2  # the fixture has files no query targets
+
+    assert sweep_files(analyses, queries, None) == list(analyses)
+    none = [a.source.info.path for a in sweep_files(analyses, queries, 0)]
+    assert sorted(none) == sorted(targets & set(paths))
+    one = [a.source.info.path for a in sweep_files(analyses, queries, 1)]
+    assert set(one) - set(none) and len(one) == len(none) + 1
+    assert one == [a.source.info.path for a in sweep_files(analyses, queries, 1)]  # fixed
+    assert len(sweep_files(analyses, queries, 10_000)) == len(analyses)  # fewer than asked

@@ -171,3 +171,20 @@ def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_mo
     assert hits["AST"][0]["file"] == "src/services/refund.ts"
     manifests = [p.read_text() for p in (cache / "indexes").glob("*/manifest.json")]
     assert manifests and all(f"{STATIC_MODEL_NAME}+dual" in m for m in manifests)
+
+
+def test_eval_sweep_over_target_files_and_a_sample(capsys, tmp_path, static_model_dir):
+    """``--distractors 0``: the sweep chunks only the files that hold a target."""
+    from nexus.cli import main
+
+    repo = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--tier", "fast"]
+    argv += ["--cache", str(cache), "--sweep", "--sweep-max", "256", "--sweep-min", "0"]
+    chunks = []
+    for extra in ([], ["--distractors", "0"]):
+        assert main([*argv, *extra]) == 0
+        row = next(line for line in capsys.readouterr().out.splitlines() if "ast 256/0" in line)
+        chunks.append(int(row.split()[3]))
+    assert 0 < chunks[1] < chunks[0]
