@@ -17,6 +17,9 @@ import streamlit as st
 
 from nexus.ui import indexing, links, render, safe, settings, widgets
 
+#: Session key: the title of the page that ran last (a switch re-assigns every kept key).
+_LAST_PAGE = "_last_page"
+
 
 def page_setup(title: str, load_model: bool = True) -> None:
     """First call of every page: page config, kept widget values, defaults.
@@ -32,7 +35,9 @@ def page_setup(title: str, load_model: bool = True) -> None:
     st.html(render.RESPONSIVE_CSS)
     if load_model:
         indexing.load_model_soon()
-    for key in widgets.KEPT_KEYS:
+    switched = st.session_state.get(_LAST_PAGE) != title
+    st.session_state[_LAST_PAGE] = title
+    for key in widgets.keys_to_reassign(switched):
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
     for key, value in widgets.DEFAULTS.items():

@@ -43,6 +43,20 @@ SLIDERS: dict[str, tuple[int, int, int]] = {
 }
 
 
+def keys_to_reassign(page_switched: bool) -> tuple[str, ...]:
+    """The kept keys a page re-assigns at the top of a run (``state.page_setup``).
+
+    Re-assigning keeps a widget's value when its page is left, but it also makes
+    Streamlit send the run's value back to the browser. A slider sends a rerun per
+    arrow-key step, so a run overtaken by the next step pushed its older value back
+    and the burst settled there (pressed to 544, ended at 512). Sliders are drawn on
+    every run of their page, so they are re-assigned only on a page switch.
+    """
+    if page_switched:
+        return KEPT_KEYS
+    return tuple(key for key in KEPT_KEYS if key not in SLIDERS)
+
+
 def slider_range(key: str) -> range:
     """Every value the slider ``key`` can take."""
     low, high, step = SLIDERS[key]
