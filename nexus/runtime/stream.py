@@ -10,14 +10,22 @@ nothing, the index builder keeps the chunks).
 
 A file that fails -- an exception, or a worker process that dies on it -- gives a
 ``FileChunks`` with ``error`` set, and the run goes on.
+
+A caller that only writes the chunks out asks for ``FileJsonl`` instead
+(``jsonl=True``): each worker encodes its files' chunks to JSONL itself and sends back
+one string per file. Sending ``Chunk`` objects back cost a pickle on the worker and an
+unpickle plus a JSON encode per chunk in the parent, which competes with the workers
+for the same cores (the parent's CPU in the chunking phase was the gap between two
+workers and twice one: bench/chunk_workers.py).
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -48,6 +56,31 @@ class FileChunks:
     path: str
     chunks: tuple[Chunk, ...] = ()
     error: str = ""  # why the file could not be chunked ("" = it was)
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.chunks)
+
+
+@dataclass(frozen=True)
+class FileJsonl:
+    """The chunks of one file as JSONL records (one ``Chunk.to_dict`` a line), or why
+    it has none."""
+
+    path: str
+    text: str = ""
+    n_chunks: int = 0
+    error: str = ""
+
+
+#: What the stream yields per file.
+FileResult = FileChunks | FileJsonl
+
+
+def as_jsonl(result: FileChunks) -> FileJsonl:
+    """``result``'s chunks as the lines ``nexus chunk --format jsonl`` writes."""
+    text = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in result.chunks)
+    return FileJsonl(result.path, text, len(result.chunks), result.error)
 
 
 def default_workers() -> int:
@@ -83,11 +116,18 @@ def stream_chunks(
     *,
     workers: int = 1,
     custom_profiles: dict[str, Profile] | None = None,
-) -> Iterator[FileChunks]:
-    """The chunks of every chunkable file of ``repo``, one ``FileChunks`` per file,
-    in path order. ``workers`` > 1 chunks on that many processes (same output)."""
+    jsonl: bool = False,
+) -> Iterator[FileResult]:
+    """The chunks of every chunkable file of ``repo``, one ``FileChunks`` per file
+    (``FileJsonl`` with ``jsonl``), in path order. ``workers`` > 1 chunks on that many
+    processes (same output)."""
     return stream_refs(
-        repo.refs(), config, repo=repo.name, workers=workers, custom_profiles=custom_profiles
+        repo.refs(),
+        config,
+        repo=repo.name,
+        workers=workers,
+        custom_profiles=custom_profiles,
+        jsonl=jsonl,
     )
 
 
@@ -98,16 +138,17 @@ def stream_refs(
     repo: str,
     workers: int = 1,
     custom_profiles: dict[str, Profile] | None = None,
-) -> Iterator[FileChunks]:
+    jsonl: bool = False,
+) -> Iterator[FileResult]:
     """``stream_chunks`` over any files, in the order given."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     # A bad setting fails the run here, once, rather than every file in a worker.
     resolve_profile(config.profile, custom_profiles)
     get_encoding(config.encoding)
-    job = (config, repo, custom_profiles)
+    job: _Job = (config, repo, custom_profiles, as_jsonl if jsonl else _as_is)
     if workers == 1:
-        return (chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles) for ref in refs)
+        return (_chunk_one(ref, job) for ref in refs)
     return _pooled(iter(refs), workers, job)
 
 
@@ -124,8 +165,19 @@ def collect_chunks(results: Iterable[FileChunks]) -> tuple[list[Chunk], list[Fil
 
 # --- worker processes ----------------------------------------------------------
 
-_Job = tuple[ChunkConfig, str, "dict[str, Profile] | None"]
+#: What a worker needs: the settings, the repository's name, custom profiles, and what
+#: to make of each file's ``FileChunks`` before it is sent back.
+_Job = tuple[ChunkConfig, str, "dict[str, Profile] | None", Callable[[FileChunks], FileResult]]
 _job: _Job | None = None  # set once in each worker process
+
+
+def _as_is(result: FileChunks) -> FileChunks:
+    return result
+
+
+def _chunk_one(ref: FileRef, job: _Job) -> FileResult:
+    config, repo, custom_profiles, finish = job
+    return finish(chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles))
 
 
 def _start_worker(job: _Job) -> None:
@@ -133,10 +185,9 @@ def _start_worker(job: _Job) -> None:
     _job = job
 
 
-def _work(refs: list[FileRef]) -> list[FileChunks]:
+def _work(refs: list[FileRef]) -> list[FileResult]:
     assert _job is not None, "worker started without its job"
-    config, repo, custom_profiles = _job
-    return [chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles) for ref in refs]
+    return [_chunk_one(ref, _job) for ref in refs]
 
 
 def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
@@ -163,7 +214,7 @@ def _batches(refs: Iterator[FileRef]) -> Iterator[list[FileRef]]:
         yield batch
 
 
-def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileChunks]:
+def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileResult]:
     """Results in input order from a pool, surviving workers that die.
 
     When a worker dies, every file in flight fails with it and the culprit is
@@ -172,7 +223,7 @@ def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileCh
     """
     batches = _batches(refs)
     suspects: deque[FileRef] = deque()
-    window: deque[tuple[list[FileRef], Future[list[FileChunks]]]] = deque()
+    window: deque[tuple[list[FileRef], Future[list[FileResult]]]] = deque()
     while True:
         with _pool(workers, job) as pool:
             try:
@@ -194,7 +245,8 @@ def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileCh
             except BrokenProcessPool:
                 if suspects:  # it died on this file alone: report it, go on
                     ref = suspects.popleft()
-                    yield FileChunks(ref.info.path, error="the worker process died on this file")
+                    died = FileChunks(ref.info.path, error="the worker process died on this file")
+                    yield job[3](died)
                 else:
                     suspects.extend(ref for batch, _ in window for ref in batch)
                     window.clear()

@@ -3,6 +3,7 @@ reported for that file and the run goes on."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,24 @@ def test_a_failing_file_is_reported_and_the_run_goes_on(how: str, workers: int) 
     assert records(results[:2] + results[3:]) == records(good[:2] + good[3:])
     chunks, failed = collect_chunks(results)
     assert failed == [results[2]] and len(chunks) == len(records(results))
+
+
+@pytest.mark.parametrize(("how", "workers"), [("raise", 1), ("raise", 2), ("die", 2)])
+def test_jsonl_made_on_the_workers_is_the_chunks_records(
+    tmp_path: Path, how: str, workers: int
+) -> None:
+    """``jsonl=True``: each file's chunks come back as the lines ``Chunk.to_dict`` gives,
+    in file order, failures included."""
+    repo = open_repository(generated_repo(tmp_path / "gen", 120))
+    refs = list(repo.refs())
+    refs[5] = BadRef(refs[5].info, disk_path=refs[5].disk_path, cap=refs[5].cap, how=how)
+    objects = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=workers))
+    texts = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=workers, jsonl=True))
+    assert [r.path for r in texts] == [r.path for r in objects]
+    assert [(r.n_chunks, r.error) for r in texts] == [(len(r.chunks), r.error) for r in objects]
+    lines = [json.loads(line) for r in texts for line in r.text.splitlines()]
+    assert lines == records(objects) and len(lines) > 120
+    assert texts[5].error and not texts[5].text
 
 
 def test_zip_repositories_stream_the_same_chunks(tmp_path: Path) -> None:
