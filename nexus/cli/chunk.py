@@ -12,9 +12,11 @@ from nexus.config import ChunkConfig
 
 def cmd_chunk(args: argparse.Namespace) -> int:
     from nexus.evaluation.report import chunks_table
-    from nexus.runtime.stream import collect_chunks
+    from nexus.runtime.stream import collect_chunks, start_fork_server
 
     config = config_from_args(args)
+    if args.engine != "ray" and (args.workers is None or args.workers > 1):
+        start_fork_server()  # while the folder is read (unused if it has few files)
     repo = open_target(args)
     if args.engine == "ray":
         return _chunk_with_ray(args, config, repo)

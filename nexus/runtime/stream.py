@@ -190,13 +190,27 @@ def _work(refs: list[FileRef]) -> list[FileResult]:
     return [_chunk_one(ref, _job) for ref in refs]
 
 
-def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
+def start_fork_server() -> None:
+    """Start the workers' fork server now: it imports Nexus (a few tenths of a second of
+    CPU) on another core while the caller reads the repository, so the pool opened after
+    the scan forks its workers at once instead of waiting for it."""
+    from multiprocessing import forkserver
+
+    _context()
+    forkserver.ensure_running()
+
+
+def _context() -> multiprocessing.context.ForkServerContext:
     # forkserver: workers fork from a clean server process, never from a parent that
     # may hold threads (tqdm, torch), and import Nexus once, not once per worker.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["nexus.runtime.stream"])
+    return context
+
+
+def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(job,)
+        workers, mp_context=_context(), initializer=_start_worker, initargs=(job,)
     )
 
 
