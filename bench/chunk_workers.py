@@ -17,6 +17,10 @@ of one worker / median wall of all), whether every output is byte-identical, and
 Amdahl bound of the corpus (the scan is serial: ``--phases`` times the scan and the
 chunking in one process).
 
+The phases run also times each batch of files, so the schedule of the chunking on
+idle cores can be simulated (``simulate``): files in path order, or the largest batch
+first (what the pool does), against the ideal of a perfect split.
+
 Figures go to stdout and to ``bench/results/chunk_workers.json`` and ``.md``.
 """
 
@@ -42,27 +46,43 @@ RESULTS = ROOT / "bench" / "results"
 
 
 def phases(folder: str) -> None:
-    """(A fresh process) CPU seconds of the scan and of chunking + JSONL in one process."""
+    """(A fresh process) CPU seconds of the scan and of chunking + JSONL in one process,
+    and each batch's chunking CPU (as the workers get them) for ``simulate``."""
     from nexus.config import ChunkConfig
     from nexus.ingest.sources import open_repository
-    from nexus.runtime.stream import stream_chunks
+    from nexus.runtime.stream import _batches, as_jsonl, chunk_ref
 
     start = time.process_time()
     repo = open_repository(folder)
     scanned = time.process_time()
-    chunks = sum(r.n_chunks for r in stream_chunks(repo, ChunkConfig(), jsonl=True))
+    config, chunks, batch_cpu = ChunkConfig(), 0, []
+    for batch in _batches(repo.refs()):
+        began = time.process_time()
+        chunks += sum(as_jsonl(chunk_ref(ref, config, repo=repo.name)).n_chunks for ref in batch)
+        batch_cpu.append((sum(ref.info.size for ref in batch), time.process_time() - began))
     done = time.process_time()
-    print(
-        json.dumps(
-            {
-                "files": len(repo.files),
-                "chunkable_files": len(repo.chunkable_files()),
-                "chunks": chunks,
-                "scan_cpu_s": round(scanned - start, 2),
-                "chunk_cpu_s": round(done - scanned, 2),
-            }
-        )
-    )
+    result = {
+        "files": len(repo.files),
+        "chunkable_files": len(repo.chunkable_files()),
+        "chunks": chunks,
+        "scan_cpu_s": round(scanned - start, 2),
+        "chunk_cpu_s": round(done - scanned, 2),
+        "batch_cpu": batch_cpu,
+    }
+    print(json.dumps(result))
+
+
+def simulate(batch_cpu: list[tuple[int, float]], workers: int, largest_first: bool) -> float:
+    """Seconds of chunking on ``workers`` idle cores, each batch going to the first
+    free worker in submission order (the window never binds: see the module doc)."""
+    order = [cpu for _, cpu in batch_cpu]
+    if largest_first and order:
+        first = max(range(len(batch_cpu)), key=lambda i: batch_cpu[i][0])
+        order.insert(0, order.pop(first))
+    free = [0.0] * workers
+    for cpu in order:
+        free[free.index(min(free))] += cpu
+    return max(free)
 
 
 def measure_phases(corpus: Path, code: Path) -> dict[str, object]:
@@ -139,7 +159,10 @@ def markdown(report: dict) -> str:
             f"{ph['files']} files, {ph['chunkable_files']} chunked into {ph['chunks']} chunks. "
             f"One process: scan {ph['scan_cpu_s']} s CPU, chunking + JSONL {ph['chunk_cpu_s']} s "
             f"CPU (load {ph['load']}): with the scan serial, {report['workers']} workers can be "
-            f"at most {corpus['amdahl_bound']}x one (start-up not counted).",
+            f"at most {corpus['amdahl_bound']}x one (start-up not counted). The chunking "
+            f"on {report['workers']} idle workers, simulated from each batch's CPU: "
+            + ", ".join(f"{k} {v} s" for k, v in ph["simulated_s"].items())
+            + ".",
             "",
             "| code | workers | median wall s | walls s | median main CPU s | load at each |",
             "|---|---|---|---|---|---|",
@@ -192,6 +215,14 @@ def main() -> None:
         ph = measure_phases(corpus, ROOT)
         serial, parallel = ph["scan_cpu_s"], ph["chunk_cpu_s"]
         bound = (serial + parallel) / (serial + parallel / args.workers)
+        batch_cpu = ph.pop("batch_cpu")
+        ph["simulated_s"] = {
+            "one worker": round(sum(cpu for _, cpu in batch_cpu), 2),
+            "path order": round(simulate(batch_cpu, args.workers, False), 2),
+            "largest first": round(simulate(batch_cpu, args.workers, True), 2),
+            "perfect split": round(sum(cpu for _, cpu in batch_cpu) / args.workers, 2),
+        }
+        print(f"  phases: {ph} (load {ph['load']})", flush=True)
         result = bench_corpus(corpus, codes, args.rounds, args.workers, work)
         entry = {"name": corpus.name, "phases": ph, "amdahl_bound": round(bound, 2), **result}
         report["corpora"].append(entry)
