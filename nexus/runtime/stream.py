@@ -13,10 +13,9 @@ A file that fails -- an exception, or a worker process that dies on it -- gives 
 
 A caller that only writes the chunks out asks for ``FileJsonl`` instead
 (``jsonl=True``): each worker encodes its files' chunks to JSONL itself and sends back
-one string per file. Sending ``Chunk`` objects back cost a pickle on the worker and an
-unpickle plus a JSON encode per chunk in the parent, which competes with the workers
-for the same cores (the parent's CPU in the chunking phase was the gap between two
-workers and twice one: bench/chunk_workers.py).
+one string per file. Sending ``Chunk`` objects back cost the parent an unpickle and a
+JSON encode per chunk, on the cores the workers need: 0.9 s of CPU per 40,000 chunks
+against 0.13 s to unpickle the strings (measured on lodash's chunks at load 14).
 """
 
 from __future__ import annotations
