@@ -159,3 +159,22 @@ def test_900px_metrics_readable_and_code_pane_usable(browser, server) -> None:
     assert code["width"] >= 420, code  # the code spans the main column, the tree goes below
     assert code["x"] + code["width"] <= 900
     context.close()
+
+
+def test_a_quick_arrow_key_burst_on_a_slider_ends_on_the_last_value(app_page, server) -> None:
+    """Each step reruns the page; a run overtaken by the next step used to push its older
+    value back to the browser (pressed to 544, it settled at 512)."""
+    page = app_page
+    page.goto(f"{server}/Chunks_and_AST?max_tokens=496")
+    wait_idle(page)
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="max_tokens")
+    thumb = slider.get_by_role("slider")
+    thumb.focus()
+    for _ in range(3):
+        thumb.press("ArrowRight")
+        page.wait_for_timeout(60)
+    for _ in range(3):  # the reruns may still be settling: wait, then look again
+        wait_idle(page)
+        page.wait_for_timeout(500)
+    assert slider.locator("[data-testid='stSliderThumbValue']").inner_text() == "544"
+    assert "max_tokens=544" in page.url
