@@ -127,11 +127,14 @@ def bench_corpus(
     digests = {run["sha256"] for by_w in runs.values() for rs in by_w.values() for run in rs}
     summary = {}
     for name, by_w in runs.items():
-        medians = {w: statistics.median(run["wall_s"] for run in rs) for w, rs in by_w.items()}
+        medians = {
+            w: round(statistics.median(run["wall_s"] for run in rs), 2) for w, rs in by_w.items()
+        }
         summary[name] = {
             "median_wall_s": medians,
             "median_main_cpu_s": {
-                w: statistics.median(run["main_cpu_s"] for run in rs) for w, rs in by_w.items()
+                w: round(statistics.median(run["main_cpu_s"] for run in rs), 2)
+                for w, rs in by_w.items()
             },
             "speedup": round(medians[1] / medians[all_workers], 2),
             "pair_speedups": [
@@ -224,7 +227,7 @@ def main() -> None:
         }
         print(f"  phases: {ph} (load {ph['load']})", flush=True)
         result = bench_corpus(corpus, codes, args.rounds, args.workers, work)
-        entry = {"name": corpus.name, "phases": ph, "amdahl_bound": round(bound, 2), **result}
+        entry = {"name": str(corpus), "phases": ph, "amdahl_bound": round(bound, 2), **result}
         report["corpora"].append(entry)
         for name, summary in result["summary"].items():
             print(f"  {name}: speedup {summary['speedup']}x (bound {entry['amdahl_bound']}x), "
