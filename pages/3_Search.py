@@ -201,7 +201,7 @@ def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None, key: str
         if hit is selected:
             st.code(chunk.text, language=lexer_name(chunk.language), line_numbers=True)
         else:
-            st.html(render.preview_html(hit_preview(chunk, query), chunk.language))
+            st.html(render.preview_html(hit_preview(chunk, query), chunk))
 
 
 def toggle_hit(toggle: str, chunk: Chunk) -> None:

@@ -388,9 +388,12 @@ def outline_html(rows: list[OutlineRow], open_depth: int = 2, cut: bool = False)
 # --- search hits ---------------------------------------------------------------------
 
 
-def preview_html(preview: Preview, language: str) -> str:
-    """A hit's preview: numbered, highlighted lines, those that match the query marked."""
-    lines = highlighted_lines("\n".join(preview.lines), language)
+def preview_html(preview: Preview, chunk: Chunk) -> str:
+    """A hit's preview: numbered, highlighted lines, those that match the query marked.
+    The whole chunk is highlighted, so a window that starts inside a comment or a string
+    is coloured as one, not as code with error tokens."""
+    first = preview.start_line - chunk.start_line
+    lines = highlighted_lines(chunk.text, chunk.language)[first : first + len(preview.lines)]
     cells = []
     for number, source in enumerate(lines, start=preview.start_line):
         colour = SELECTED_COLOUR if number in preview.marked else "transparent"
