@@ -125,16 +125,19 @@ with st.expander("What to index", expanded=True):
         "the Export page's nexus.toml (`nexus chunk --config` reads it)."
     )
 repo = repos.current_repo()
-settings.settings_sidebar()
+config = settings.settings_sidebar()
 shared_key = (repos.repo_key(),)
 report = cache.shared("report", shared_key, lambda: summarize(repo.report()))
 totals = report["totals"]
 
 # Parse every chunkable file once now, so the other pages open instantly.
 paths = repos.chunkable_paths(repo)
+parsed = []
 if paths:
     progress, done = indexing.progress_callback("Parsing files…")
-    analyses.repo_analyses(repo, progress=lambda i, n, _p: progress(i + 1, n))
+    parsed = analyses.repo_analyses(
+        repo, config.encoding, progress=lambda i, n, _p: progress(i + 1, n)
+    )
     done()
 
 st.subheader(safe.code(repo.name))
@@ -175,6 +178,28 @@ languages = [
 if languages:
     st.markdown("**Languages**")
     st.dataframe(pd.DataFrame(languages), hide_index=True)
+
+st.markdown("**Chunked files**")
+files = cache.shared(
+    "chunked_files",
+    (*shared_key, config.encoding),
+    lambda: views.chunked_files_table(
+        repo.files, {a.source.info.path: len(a.tokens.starts) for a in parsed}
+    ),
+)
+wanted = st.text_input(
+    "Filter the chunked files",
+    key="files_filter",
+    placeholder="A part of the path, or a glob. For example: src/**/*.ts",
+    help="Without * ? [: the paths holding the text (any case); with: a gitignore glob.",
+)
+try:
+    shown_files = views.filter_files(files, wanted)
+except ValueError as exc:
+    st.error(safe.md(exc))
+    shown_files = files
+st.caption(f"Showing {len(shown_files):,} of {len(files):,} chunked files")
+st.dataframe(shown_files, hide_index=True)
 
 skipped = report["skipped"]
 st.markdown(f"**Not chunked ({len(skipped)} files)** and why")

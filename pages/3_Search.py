@@ -15,6 +15,7 @@ from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import QueryOutcome, Target, score_query, target_mask
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.preview import hit_preview
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED
@@ -24,6 +25,7 @@ from nexus.ui import (
     cache,
     indexing,
     links,
+    render,
     repos,
     safe,
     settings,
@@ -172,7 +174,11 @@ def show_progress(label: str, build: IndexBuild, key: str) -> None:
         st.caption(text)
 
 
-def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None) -> None:
+def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None, key: str) -> None:
+    """The hits, each with the lines that match the query; the selected one (it travels
+    in the link) in full: the first hit holding the selected file and line."""
+    chosen = st.session_state.get(links.HIT_KEY)
+    selected = next((hit for hit in hits if links.holds_hit(hit.chunk, chosen)), None)
     for hit in hits:
         chunk = hit.chunk
         hit_target = target is not None and target_mask([chunk], target)[0]
@@ -187,8 +193,24 @@ def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None) -> None:
         )
         if hit.parts:
             st.caption(safe.md(explain(hit.parts)))
-        preview = "\n".join(chunk.text.splitlines()[:10])
-        st.code(preview, language=lexer_name(chunk.language))
+        toggle = f"hit_{key}_{hit.rank}"
+        st.session_state[toggle] = hit is selected
+        st.toggle(
+            "Whole chunk",
+            key=toggle,
+            on_change=toggle_hit,
+            args=(toggle, chunk),
+            help="Shows the whole chunk and selects it: the link then carries it.",
+        )
+        if hit is selected:
+            st.code(chunk.text, language=lexer_name(chunk.language), line_numbers=True)
+        else:
+            st.html(render.preview_html(hit_preview(chunk, query), chunk))
+
+
+def toggle_hit(toggle: str, chunk: Chunk) -> None:
+    """A hit's toggle moved: its chunk is selected, or none."""
+    links.select_hit(links.hit_value(chunk) if st.session_state[toggle] else "")
 
 
 def show_side(title: str, build: IndexBuild, key: str) -> None:
@@ -215,7 +237,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             f"{files} ({progress.phase}); keyword (BM25) results cover {covered}."
         )
         st.markdown(f"**Keyword (BM25), {covered}**")
-        show_hits(build.keyword_hits(query, k), target)
+        show_hits(build.keyword_hits(query, k), target, f"{key}_keyword")
         if index is None:  # nothing embedded yet (the model may still be loading)
             return
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
@@ -227,7 +249,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             "over every chunk meanwhile; the embedding hits follow."
         )
         st.markdown("**Keyword (BM25), all chunks**")
-        show_hits(build.keyword_hits(query, k), target)
+        show_hits(build.keyword_hits(query, k), target, f"{key}_keyword")
         return
     if progress.complete:  # the same answer for every session asking the same
         shared_key = (build.serial, query, k, target_id, config.lexical_weight, config.ranking)
@@ -255,7 +277,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             "evidence; each hit's line shows its parts."
         )
         st.plotly_chart(views.parts_figure(outcome.hits), key=f"parts_{key}")
-    show_hits(outcome.hits, target)
+    show_hits(outcome.hits, target, key)
 
 
 def show_answers(ast_build: IndexBuild, lines_build: IndexBuild | None) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -13,22 +12,21 @@ from nexus.config import ChunkConfig
 
 def cmd_chunk(args: argparse.Namespace) -> int:
     from nexus.evaluation.report import chunks_table
-    from nexus.runtime.stream import collect_chunks
+    from nexus.runtime.stream import collect_chunks, start_fork_server
 
     config = config_from_args(args)
+    if args.engine != "ray" and (args.workers is None or args.workers > 1):
+        start_fork_server()  # while the folder is read (unused if it has few files)
     repo = open_target(args)
     if args.engine == "ray":
         return _chunk_with_ray(args, config, repo)
-    results = chunk_stream(args, repo, config, custom_profiles_from_args(args))
+    jsonl = args.format == "jsonl"
+    results = chunk_stream(args, repo, config, custom_profiles_from_args(args), jsonl=jsonl)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
     try:
-        if args.format == "jsonl":  # written file by file: nothing is kept
+        if jsonl:  # encoded on the workers, written file by file: nothing is kept
             for result in results:
-                out.write(
-                    "".join(
-                        json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in result.chunks
-                    )
-                )
+                out.write(result.text)
         else:
             out.write(chunks_table(collect_chunks(results)[0], config.max_tokens) + "\n")
     finally:

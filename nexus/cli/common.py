@@ -182,10 +182,15 @@ def open_target(args: argparse.Namespace) -> Repository:
 
 
 def chunk_stream(
-    args: argparse.Namespace, repo: Repository, config: ChunkConfig, custom_profiles=None
+    args: argparse.Namespace,
+    repo: Repository,
+    config: ChunkConfig,
+    custom_profiles=None,
+    jsonl: bool = False,
 ):
-    """Each chunkable file's ``FileChunks`` in path order, chunked on ``--workers``
-    processes, with a progress bar (files, chunks, ETA) and failed files on stderr."""
+    """Each chunkable file's ``FileChunks`` (``FileJsonl`` with ``jsonl``) in path order,
+    chunked on ``--workers`` processes, with a progress bar (files, chunks, ETA) and
+    failed files on stderr."""
     from nexus.runtime.stream import default_workers, stream_chunks
 
     files = len(repo.chunkable_files())
@@ -194,7 +199,9 @@ def chunk_stream(
         raise ValueError(f"--workers must be at least 1, got {workers}")
     # A pool costs a second or so to start: not worth it for a handful of files.
     workers = min(workers, max(1, files // POOL_MIN_FILES_PER_WORKER))
-    results = stream_chunks(repo, config, workers=workers, custom_profiles=custom_profiles)
+    results = stream_chunks(
+        repo, config, workers=workers, custom_profiles=custom_profiles, jsonl=jsonl
+    )
     return _with_progress(results, files, f"chunking ({config.strategy})")
 
 
@@ -209,7 +216,7 @@ def _with_progress(results: Iterable, files: int, desc: str) -> Iterator:
     chunks = 0
     with tqdm(total=files, desc=desc, unit="file", file=sys.stderr) as bar:
         for result in results:
-            chunks += len(result.chunks)
+            chunks += result.n_chunks
             if result.error:
                 failed += 1
                 bar.write(f"nexus: warning: {result.path} not chunked: {result.error}", sys.stderr)

@@ -8,8 +8,19 @@ import streamlit as st
 
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.ingest.selection import parse_languages
-from nexus.types import CHUNKABLE_LANGUAGES
+from nexus.types import CHUNKABLE_LANGUAGES, Chunk
 from nexus.ui import repos, widgets
+
+#: Session key of the Search page's selected hit.
+HIT_KEY = "search_hit"
+
+
+class _HitValues:
+    """The values ``hit=`` may take (``FILE:LINE``), for the check in ``apply_url_params``."""
+
+    def __contains__(self, value: object) -> bool:
+        return hit_line(value) is not None
+
 
 #: URL parameter -> (session key, kind); ints are checked against the sidebar's ranges.
 URL_KEYS: dict[str, tuple[str, Any]] = {
@@ -26,6 +37,8 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
     # The Chunks page's selected chunk: its unit and line (nexus.ui.tuning).
     "unit": ("_link_unit", None),
     "line": ("_link_line", range(1, 10**9)),
+    # The Search page's selected hit, ``FILE:LINE`` (``hit_value``).
+    "hit": (HIT_KEY, _HitValues()),
 }
 
 #: The Evaluate page's sweep: its grid (comma lists) and query variant, in links once the
@@ -131,6 +144,38 @@ def _selection_from_link(params: Any) -> list[str]:
     if ss.get("selection_error"):
         problems.append(f"ignored the file globs: {ss['selection_error']}")
     return problems
+
+
+def hit_value(chunk: Chunk) -> str:
+    """A selected search hit as it travels: the file and first line of its chunk, which
+    a re-ranked answer (or the other index's chunks) still finds (``hit_line``)."""
+    return f"{chunk.file}:{chunk.start_line}"
+
+
+def hit_line(value: object) -> tuple[str, int] | None:
+    """``FILE:LINE`` back to its file and line; None for anything else."""
+    file, _, line = str(value or "").rpartition(":")
+    return (file, int(line)) if file and line.isdigit() and int(line) > 0 else None
+
+
+def holds_hit(chunk: Chunk, value: object) -> bool:
+    """Whether ``chunk`` holds the selected hit's file and line (``FILE:LINE``)."""
+    place = hit_line(value)
+    return (
+        place is not None
+        and chunk.file == place[0]
+        and chunk.start_line <= place[1] <= chunk.end_line
+    )
+
+
+def select_hit(value: str) -> None:
+    """Select a search hit (``""``: none), in the session and in the URL at once: the
+    hits are drawn in a fragment, whose reruns do not rewrite the URL."""
+    st.session_state[HIT_KEY] = value
+    if value:
+        st.query_params["hit"] = value
+    else:
+        st.query_params.pop("hit", None)
 
 
 def write_url_params(values: dict[str, object]) -> None:

@@ -17,6 +17,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from nexus.chunking.languages import lexer_name
+from nexus.retrieval.preview import Preview
 from nexus.types import Chunk, Unit
 from nexus.ui import safe
 from nexus.ui.linewindow import LineWindow
@@ -382,3 +383,24 @@ def outline_html(rows: list[OutlineRow], open_depth: int = 2, cut: bool = False)
         else ""
     )
     return f'{CSS}<div class="nx-ast">{"".join(parts) or "(no named nodes)"}</div>{note}'
+
+
+# --- search hits ---------------------------------------------------------------------
+
+
+def preview_html(preview: Preview, chunk: Chunk) -> str:
+    """A hit's preview: numbered, highlighted lines, those that match the query marked.
+    The whole chunk is highlighted, so a window that starts inside a comment or a string
+    is coloured as one, not as code with error tokens."""
+    first = preview.start_line - chunk.start_line
+    lines = highlighted_lines(chunk.text, chunk.language)[first : first + len(preview.lines)]
+    cells = []
+    for number, source in enumerate(lines, start=preview.start_line):
+        colour = SELECTED_COLOUR if number in preview.marked else "transparent"
+        mark = ' data-match="1"' if number in preview.marked else ""
+        cells.append(
+            f'<div class="nx-ln"{mark}>{number}</div>'
+            f'<div class="nx-src" style="background:{colour}">{source or " "}</div>'
+        )
+    grid = f'<div class="nx-grid" style="grid-template-columns:auto 1fr">{"".join(cells)}</div>'
+    return f'{CSS}<div class="nx-code">{grid}</div>'

@@ -19,6 +19,9 @@ from nexus.ui import indexing, links, render, safe, settings, widgets
 
 #: ``(page title, problems)`` of the link this session was opened with.
 LINK_PROBLEMS = "_link_problems"
+#: Session keys: the kept values as the last run set them up, and its page's title
+#: (``widgets.kept_values``).
+_LAST_RUN, _LAST_PAGE = "_kept_last_run", "_last_page"
 
 
 def page_setup(title: str, load_model: bool = True) -> None:
@@ -35,9 +38,12 @@ def page_setup(title: str, load_model: bool = True) -> None:
     st.html(render.RESPONSIVE_CSS)
     if load_model:
         indexing.load_model_soon()
-    for key in widgets.KEPT_KEYS:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+    values = {key: st.session_state[key] for key in widgets.KEPT_KEYS if key in st.session_state}
+    switched = st.session_state.get(_LAST_PAGE) != title
+    st.session_state[_LAST_PAGE] = title
+    last_run = st.session_state.get(_LAST_RUN, {})
+    for key, value in widgets.kept_values(values, last_run, switched).items():
+        st.session_state[key] = value
     for key, value in widgets.DEFAULTS.items():
         st.session_state.setdefault(key, value)
     problems = links.apply_url_params()
@@ -50,3 +56,7 @@ def page_setup(title: str, load_model: bool = True) -> None:
         st.warning(f"Link: {safe.md(problem)}")
     if "preset" not in st.session_state:
         settings.matching_preset()
+    # What the browser will be shown: a slider that differs from it next run was moved there.
+    st.session_state[_LAST_RUN] = {
+        key: st.session_state[key] for key in widgets.KEPT_KEYS if key in st.session_state
+    }

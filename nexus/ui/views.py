@@ -10,11 +10,12 @@ not change what they are given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pathspec
 import plotly.express as px
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -24,7 +25,7 @@ from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import Comparison, QueryOutcome, Target, target_mask
 from nexus.retrieval.index import Hit, VectorIndex
-from nexus.types import Chunk, Unit
+from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
 
 #: Measured (tracemalloc): a Plotly Express figure holds ~300 KB (its template and
@@ -71,6 +72,46 @@ def category_table(by_category_language: list[dict[str, Any]]) -> pd.DataFrame:
     rows = pd.DataFrame(by_category_language)
     rows["size (KB)"] = (rows.pop("bytes") / 1000).round(1)
     return rows
+
+
+def chunked_files_table(files: Iterable[FileInfo], tokens: Mapping[str, int]) -> pd.DataFrame:
+    """Repository page: one row per chunked file, in path order (``tokens``: per path,
+    from the parse the page does anyway)."""
+    chunked = sorted((info for info in files if info.chunkable), key=lambda info: info.path)
+    return pd.DataFrame(
+        {
+            "path": [info.path for info in chunked],
+            "language": [info.language for info in chunked],
+            "category": [info.category.value for info in chunked],
+            "size (KB)": [round(info.size / 1000, 1) for info in chunked],
+            "tokens": [tokens.get(info.path, 0) for info in chunked],
+        }
+    )
+
+
+#: A filter holding one of these is a glob; otherwise it is a part of the path.
+GLOB_CHARACTERS = "*?["
+
+
+def filter_files(table: pd.DataFrame, pattern: str) -> pd.DataFrame:
+    """The rows whose path holds ``pattern`` (any case), or matches it as a gitignore
+    glob (as the include box does) when it has a glob character.
+
+    Raises:
+        ValueError: the glob cannot be read.
+    """
+    pattern = pattern.strip()
+    if not pattern:
+        return table
+    if any(c in pattern for c in GLOB_CHARACTERS):
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # pathspec raises several types for bad patterns
+            raise ValueError(f"{pattern!r} is not a valid glob: {exc}") from exc
+        mask = [spec.match_file(path) for path in table["path"]]
+    else:
+        mask = table["path"].str.contains(pattern, case=False, regex=False).tolist()
+    return table[mask]
 
 
 def token_histogram(chunks: Sequence[Chunk], max_tokens: int, min_tokens: int) -> go.Figure:

@@ -48,6 +48,31 @@ SLIDERS: dict[str, tuple[int, int, int]] = {
 }
 
 
+def kept_values(
+    values: dict[str, Any], last_run: dict[str, Any], page_switched: bool
+) -> dict[str, Any]:
+    """What a page re-assigns at the top of a run (``state.page_setup``): ``values``
+    (the session's kept keys), but a slider the user has moved since ``last_run`` (the
+    values the previous run set up) is left alone, and on a page switch a slider the
+    session has lost takes its ``last_run`` value.
+
+    Re-assigning keeps a widget's value when its page is left, but it also makes
+    Streamlit send the run's value back to the browser. A slider sends a rerun per
+    arrow-key step, so a run overtaken by the next step pushed its older value back and
+    the burst settled there (pressed to 544, ended at 512). Left alone, a moved slider's
+    value lives only in its widget, which a page switch drops: hence ``last_run`` then.
+    """
+    kept = {}
+    for key in KEPT_KEYS:
+        if key in values and (
+            key not in SLIDERS or page_switched or values[key] == last_run.get(key)
+        ):
+            kept[key] = values[key]
+        elif key in SLIDERS and page_switched and key in last_run:
+            kept[key] = last_run[key]
+    return kept
+
+
 def slider_range(key: str) -> range:
     """Every value the slider ``key`` can take."""
     low, high, step = SLIDERS[key]

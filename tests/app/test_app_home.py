@@ -152,3 +152,34 @@ def test_the_model_starts_loading_on_the_first_page_shown(
     assert loader is not None
     loader.join(10)
     assert loaded
+
+
+def chunked_files(at) -> tuple[list[str], str]:
+    """The Chunked files table's paths, and the count line above it."""
+    table = next(d.value for d in at.dataframe if "tokens" in d.value.columns)
+    count = next(c.value for c in at.caption if c.value.startswith("Showing "))
+    return list(table["path"]), count
+
+
+def test_the_chunked_files_are_listed_and_filterable(page) -> None:
+    at = page("home").run()
+    paths, count = chunked_files(at)
+    assert count == "Showing 10 of 10 chunked files" and paths == sorted(paths)
+    assert "src/services/imageService.js" in paths and "public/vendor.min.js" not in paths
+    table = next(d.value for d in at.dataframe if "tokens" in d.value.columns)
+    assert table["tokens"].min() > 0 and set(table["language"]) == {"javascript"}
+
+    at.text_input(key="files_filter").input("SERVICE").run()  # a part of the path, any case
+    paths, count = chunked_files(at)
+    assert paths == ["src/services/imageService.js"] and count == "Showing 1 of 10 chunked files"
+    at.text_input(key="files_filter").input("src/*.js").run()  # a glob, as the include box
+    assert chunked_files(at)[0] == ["src/app.js", "src/config.js"]  # * stops at a slash
+    at.text_input(key="files_filter").input("*Service*").run()  # no slash: any folder
+    assert chunked_files(at)[0] == ["src/services/imageService.js"]
+    at.text_input(key="files_filter").input("[z-a]").run()
+    assert "not a valid glob" in at.error[0].value
+    assert chunked_files(at)[1] == "Showing 10 of 10 chunked files"
+
+    at.text_input(key="files_filter").input("").run()
+    at.toggle(key="files_tests").set_value(True).run()  # the list follows the selection
+    assert chunked_files(at)[1] == "Showing 11 of 11 chunked files"

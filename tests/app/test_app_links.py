@@ -62,3 +62,21 @@ def test_a_session_opened_from_a_link_does_not_claim_a_build(page) -> None:
     captions = " ".join(c.value for c in opened.caption)
     assert "built earlier on this server and reused" in captions
     assert "embedded 0 new texts" not in captions
+
+
+def test_a_slider_step_is_not_pushed_back_to_the_browser(page) -> None:
+    """A run sends a slider's value back only on a page switch: pushed back on every
+    run, the value of a run overtaken by the next arrow-key step moved the slider back
+    (a burst pressed to 544 settled at 512)."""
+    at = page("home").run()
+    at.switch_page("pages/1_Chunks_and_AST.py").run()
+    at.slider(key="max_tokens").set_value(528).run()
+    at.slider(key="max_tokens").set_value(544).run()
+    assert not at.exception
+    assert at.slider(key="max_tokens").value == 544
+    assert not at.slider(key="max_tokens").proto.set_value
+    assert param(at, "max_tokens") == "544"
+    at.switch_page("pages/2_Compare.py").run()  # a page switch still keeps the value
+    assert at.slider(key="max_tokens").value == 544
+    at.switch_page("pages/1_Chunks_and_AST.py").run()
+    assert at.slider(key="max_tokens").value == 544

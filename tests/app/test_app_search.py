@@ -19,6 +19,71 @@ from nexus.ui.fake_embedder import HashingEmbedder
 TARGET = "src/services/imageService.js:moveObject:555"
 
 
+def previews(at) -> list[str]:
+    """The HTML of each hit's preview."""
+    return [e.proto.body for e in at.get("html") if 'class="nx-code"' in e.proto.body]
+
+
+def hit_headers(at) -> list[str]:
+    """Each hit's header line, the line-based list first, then the AST one."""
+    return [m.value for m in at.markdown if re.match(r"\*\*\d+\.\*\*", m.value)]
+
+
+def test_a_preview_shows_and_marks_the_lines_that_match_the_query(page) -> None:
+    at = page("search").run()
+    at.text_input(key="query").input("thumbnail").run()
+    assert not at.exception
+    shown_previews = previews(at)
+    assert len(shown_previews) == 2 * at.slider(key="k").value
+    marked = [
+        re.sub(r"<[^>]+>", "", row).lower()
+        for html in shown_previews
+        for row in re.findall(r'data-match="1">\d+</div><div[^>]*>(.*?)</div>', html)
+    ]
+    assert marked and all("thumbnail" in row for row in marked)
+
+
+def test_the_selected_hit_travels_in_the_link(page) -> None:
+    """Toggling a hit shows it whole and puts ``hit=FILE:LINE`` in the URL; a link with
+    it selects the hit holding that line, whatever its rank in the new answer."""
+    at = page("search").run()
+    at.text_input(key="query").input("copy object delete original").run()
+    k = at.slider(key="k").value
+    header = hit_headers(at)[k + 2]  # the AST list's third hit
+    file, start = re.search(r"`([^`]+)` L(\d+)", header).groups()
+    at.toggle(key="hit_ast_3").set_value(True).run()
+    assert not at.exception
+    link = {name: (v[0] if isinstance(v, list) else v) for name, v in at.query_params.items()}
+    assert link["hit"] == f"{file}:{start}"
+    assert [t.key for t in at.toggle if t.value and t.key.startswith("hit_ast")] == ["hit_ast_3"]
+    whole = [c for c in at.code if c.language]
+    assert whole and whole[-1].value.count("\n") > 0
+
+    opened = page("search")
+    opened.query_params.update({**link, "rank": "hybrid"})  # another ranking, other ranks
+    opened.run()
+    assert not opened.exception and not opened.warning
+    on = [t.key for t in opened.toggle if t.value and t.key.startswith("hit_ast")]
+    assert len(on) == 1
+    rank = int(on[0].rsplit("_", 1)[1])
+    header = hit_headers(opened)[opened.slider(key="k").value + rank - 1]
+    assert f"`{file}` L" in header
+    lines = re.search(r"L(\d+)–(\d+)", header).groups()
+    assert int(lines[0]) <= int(start) <= int(lines[1])
+
+    opened.toggle(key=on[0]).set_value(False).run()  # unselected: gone from the link
+    assert "hit" not in opened.query_params
+    assert not [t for t in opened.toggle if t.value]
+
+
+def test_a_bad_hit_in_a_link_is_reported(page) -> None:
+    at = page("search")
+    at.query_params.update({"q": "copy object", "hit": "src/app.js"})
+    at.run()
+    assert not at.exception
+    assert "ignored hit='src/app.js'" in " ".join(shown(w.value) for w in at.warning)
+
+
 def test_query_shows_both_result_lists_and_charts(page) -> None:
     at = page("search").run()
     assert not at.exception
@@ -29,7 +94,7 @@ def test_query_shows_both_result_lists_and_charts(page) -> None:
     assert len(hits) == 2
     charts = sorted(chart.key for chart in at.get("plotly_chart"))
     assert charts == ["parts_ast", "parts_lines", "scores_ast", "scores_lines"]
-    assert len(at.code) == 2 * at.slider(key="k").value
+    assert len(previews(at)) == 2 * at.slider(key="k").value
 
 
 def test_each_hit_explains_its_score_and_the_parts_add_up(page) -> None:
@@ -73,7 +138,7 @@ def test_link_reproduces_the_view(page) -> None:
     assert at.text_input(key="query").value == "refund a payment"
     assert at.slider(key="k").value == 3
     assert at.slider(key="max_tokens").value == 512
-    assert len(at.code) == 6
+    assert len(previews(at)) == 6
 
 
 def test_bad_link_values_are_reported(page) -> None:

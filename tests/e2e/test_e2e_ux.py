@@ -159,3 +159,45 @@ def test_900px_metrics_readable_and_code_pane_usable(browser, server) -> None:
     assert code["width"] >= 420, code  # the code spans the main column, the tree goes below
     assert code["x"] + code["width"] <= 900
     context.close()
+
+
+def test_a_quick_arrow_key_burst_on_a_slider_ends_on_the_last_value(app_page, server) -> None:
+    """Each step reruns the page; a run overtaken by the next step used to push its older
+    value back to the browser (pressed to 544, it settled at 512)."""
+    page = app_page
+    page.goto(f"{server}/Chunks_and_AST?max_tokens=496")
+    wait_idle(page)
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="max_tokens")
+    thumb = slider.get_by_role("slider")
+    thumb.focus()
+    for _ in range(3):
+        thumb.press("ArrowRight")
+        page.wait_for_timeout(60)
+    for _ in range(3):  # the reruns may still be settling: wait, then look again
+        wait_idle(page)
+        page.wait_for_timeout(500)
+    assert slider.locator("[data-testid='stSliderThumbValue']").inner_text() == "544"
+    assert "max_tokens=544" in page.url
+
+
+def test_a_selected_search_hit_travels_in_the_link(browser, server) -> None:
+    """The toggle runs in the results fragment: its callback writes ``hit=`` to the URL,
+    and a new session opened on that URL shows the same hit in full."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    page.goto(f"{server}/Search?q=copy+an+object+and+delete+the+original")
+    wait_builds(page)
+    main = page.locator("[data-testid='stMain']")
+    assert main.locator("[data-testid='stCode']").count() == 0  # previews only
+    main.locator(".st-key-hit_ast_2 label").click()
+    wait_idle(page)
+    page.wait_for_function("location.search.includes('hit=')")
+    assert main.locator("[data-testid='stCode']").count() >= 1
+    link = page.url
+    opened = context.new_page()
+    opened.goto(link)
+    wait_builds(opened)
+    assert opened.locator(".st-key-hit_ast_2 input").is_checked()
+    assert opened.locator("[data-testid='stMain'] [data-testid='stCode']").count() >= 1
+    context.close()

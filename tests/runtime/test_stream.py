@@ -3,6 +3,7 @@ reported for that file and the run goes on."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,70 @@ def test_a_failing_file_is_reported_and_the_run_goes_on(how: str, workers: int) 
     assert records(results[:2] + results[3:]) == records(good[:2] + good[3:])
     chunks, failed = collect_chunks(results)
     assert failed == [results[2]] and len(chunks) == len(records(results))
+
+
+@pytest.mark.parametrize(("how", "workers"), [("raise", 1), ("raise", 2), ("die", 2)])
+def test_jsonl_made_on_the_workers_is_the_chunks_records(
+    tmp_path: Path, how: str, workers: int
+) -> None:
+    """``jsonl=True``: each file's chunks come back as the lines ``Chunk.to_dict`` gives,
+    in file order, failures included."""
+    repo = open_repository(generated_repo(tmp_path / "gen", 120))
+    refs = list(repo.refs())
+    refs[5] = BadRef(refs[5].info, disk_path=refs[5].disk_path, cap=refs[5].cap, how=how)
+    objects = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=workers))
+    texts = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=workers, jsonl=True))
+    assert [r.path for r in texts] == [r.path for r in objects]
+    assert [(r.n_chunks, r.error) for r in texts] == [(len(r.chunks), r.error) for r in objects]
+    lines = [json.loads(line) for r in texts for line in r.text.splitlines()]
+    assert lines == records(objects) and len(lines) > 120
+    assert texts[5].error and not texts[5].text
+
+
+@pytest.mark.parametrize("bad", ["largest", "before the largest"])
+def test_the_largest_file_goes_first_and_a_crash_loses_no_file(tmp_path: Path, bad: str) -> None:
+    """The largest file is started first and held until its turn; a worker that dies,
+    on it or on a file before it, still leaves every other file's chunks in order."""
+    root = generated_repo(tmp_path / "gen", 120)
+    big = "".join(f"export function big{k}(a) {{\n  return a + {k};\n}}\n" for k in range(9000))
+    (root / "pkg3" / "sub1" / "file0050big.ts").write_text(big)
+    repo = open_repository(root)
+    refs = list(repo.refs())
+    largest = max(range(len(refs)), key=lambda i: refs[i].info.size)
+    assert refs[largest].info.path.endswith("big.ts") and 10 < largest < len(refs) - 40
+    at = largest if bad == "largest" else 3
+    good = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=1))
+    refs[at] = BadRef(refs[at].info, disk_path=refs[at].disk_path, cap=refs[at].cap, how="die")
+    results = list(stream_refs(refs, ChunkConfig(), repo=repo.name, workers=2))
+    assert [r.path for r in results] == [r.path for r in good]
+    assert [i for i, r in enumerate(results) if r.error] == [at]
+    assert records(results[:at] + results[at + 1 :]) == records(good[:at] + good[at + 1 :])
+
+
+def test_the_largest_file_is_submitted_first(tmp_path: Path, monkeypatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nexus.runtime import stream
+
+    submitted: list[list[str]] = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn, batch):
+            submitted.append([ref.info.path for ref in batch])
+            return super().submit(fn, batch)
+
+    def pool(workers, job):
+        return Recording(workers, initializer=stream._start_worker, initargs=(job,))
+
+    monkeypatch.setattr(stream, "_pool", pool)
+    root = generated_repo(tmp_path / "gen", 60)
+    (root / "pkg5" / "big.ts").write_text("export const a = 1;\n" * 20_000)
+    repo = open_repository(root)
+    results = list(stream_chunks(repo, ChunkConfig(), workers=2, jsonl=True))
+    # Its batch (the files before it since the last batch closed, and it) goes first.
+    assert submitted[0][-1] == "pkg5/big.ts" and "pkg0/sub0/file0000.js" not in submitted[0]
+    assert [r.path for r in results] == [info.path for info in repo.chunkable_files()]
+    assert sorted(path for batch in submitted for path in batch) == sorted(r.path for r in results)
 
 
 def test_zip_repositories_stream_the_same_chunks(tmp_path: Path) -> None:
