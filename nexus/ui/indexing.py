@@ -20,6 +20,7 @@ from nexus.retrieval.embedding import (
     default_embedder,
 )
 from nexus.retrieval.store import IndexStore, files_digest, identity_for
+from nexus.runtime import embed_order
 from nexus.runtime.builds import BuildManager, ChunkStream, IndexBuild
 from nexus.runtime.progress import OPENED
 from nexus.types import Chunk
@@ -147,7 +148,9 @@ def index_build(
     before = BUILDS.get(key)
 
     def stream() -> ChunkStream:
-        digests = {path: repos.file_digest(repo, path) for path in repos.chunkable_paths(repo)}
+        # The most useful files first: a slow chunking's early batch embeds from them.
+        paths = sorted(repos.chunkable_paths(repo), key=embed_order.file_rank)
+        digests = {path: repos.file_digest(repo, path) for path in paths}
         return ChunkStream(_file_chunks(repo, chosen, digests), _sizes(repo, digests))
 
     build = BUILDS.request(

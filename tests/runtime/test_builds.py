@@ -417,3 +417,37 @@ def test_a_build_after_a_restart_resumes_from_the_cache_and_says_so(tmp_path: Pa
     fresh = builds.IndexBuild(CHUNKS[:2], CachedEmbedder(model, EmbeddingCache(tmp_path / "new")))
     fresh.start().join(10)
     assert fresh.progress().phase == "done" and "Resumed" not in fresh.progress().summary()
+
+
+def test_a_slow_chunking_embeds_one_early_batch_of_the_files_chunked_so_far(
+    cache: EmbeddingCache,
+) -> None:
+    """Past ``EARLY_BATCH_AFTER_S`` of chunking, one batch of what is chunked so far is
+    embedded (a first dense answer) before the rest is chunked; nothing twice after."""
+    now = [0.0]
+    files = [[make_chunk(f"s{i}", file=f"src/s{i}.js", text=f"s{i}()")] for i in range(6)]
+
+    def slow_stream():
+        for i, part in enumerate(files):
+            if i == 3:
+                now[0] += builds.EARLY_BATCH_AFTER_S + 1  # three files took long
+            yield part
+
+    inner = GatedEmbedder()
+    stream = builds.ChunkStream(slow_stream(), sizes=[100] * len(files))
+    build = builds.IndexBuild(
+        stream, CachedEmbedder(inner, cache), batch=2, clock=lambda: now[0]
+    ).start()
+    assert inner.waiting.acquire(timeout=10)  # the early batch is in the model, held
+    during = build.progress()
+    assert (during.phase, during.files_done) == (progress.CHUNKING, 4)
+    assert build.index() is None  # the batch is not done yet
+    inner.gate.release()
+    while build.progress().running:
+        if inner.waiting.acquire(timeout=1):
+            inner.gate.release()
+    build.join(10)
+    index = build.index()
+    assert build.progress().phase == progress.DONE
+    assert index is not None and [c.id for c in index.chunks[:2]] == ["s0", "s1"]
+    assert sorted(inner.embedded) == sorted(c[0].embedding_text for c in files)  # once each
