@@ -39,7 +39,12 @@ from nexus.evaluation.experiments import SweepStatus, describe, sweep  # noqa: E
 from nexus.evaluation.generate import blanked_repository, generate  # noqa: E402
 from nexus.evaluation.metrics import parse_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, default_embedder  # noqa: E402
+from nexus.retrieval.embedding import (  # noqa: E402
+    CachedEmbedder,
+    Embedder,
+    Wrapper,
+    default_embedder,
+)
 from nexus.retrieval.embedding_cache import EmbeddingCache  # noqa: E402
 from nexus.ui.fake_embedder import HashingEmbedder  # noqa: E402
 
@@ -47,19 +52,12 @@ RESULTS = ROOT / "bench" / "results"
 MAXES, MINS, IN_USE = (128, 256, 512), (0, 48), (512, 64)
 
 
-class Counting:
+class Counting(Wrapper):
     """Counts the texts the model is asked to embed (what the cache and memo did not have)."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner, self.name, self.texts = inner, inner.name, 0
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def max_seq_length(self) -> int:
-        return self.inner.max_seq_length
+        super().__init__(inner)
+        self.texts = 0
 
     def encode(self, texts: Sequence[str], progress: object = None) -> np.ndarray:
         self.texts += len(texts)

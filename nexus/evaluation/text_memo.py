@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from nexus.retrieval.embedding import Embedder, EmbeddingCancelled, Progress
+from nexus.retrieval.embedding import Embedder, EmbeddingCancelled, Progress, Wrapper
 from nexus.retrieval.embedding_cache import text_key
 
 #: Texts per batch handed to the inner embedder: Cancel is answered between batches
@@ -29,7 +29,7 @@ MEMO_BATCH = 64
 BatchDone = Callable[[int, float], None]
 
 
-class TextMemo:
+class TextMemo(Wrapper):
     """Wraps ``inner``: texts it has seen are answered from memory, the rest in batches.
 
     Args:
@@ -48,21 +48,12 @@ class TextMemo:
     ) -> None:
         if batch < 1:
             raise ValueError(f"batch must be positive, got {batch}")
-        self.inner = inner
-        self.name: str = inner.name  # the same vectors, so the same name (indexes check it)
+        super().__init__(inner)  # the same vectors, so the same name (indexes check it)
         self.batch = batch
         self.cancel = cancel
         self.on_batch = on_batch
         self._vectors: dict[bytes, np.ndarray] = {}
         self._pieces: dict[bytes, int] = {}
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def max_seq_length(self) -> int:
-        return self.inner.max_seq_length
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """One row per text; ``progress(done, total)`` counts distinct texts."""

@@ -171,7 +171,7 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder(name={self.name!r}, path={str(self.model_path)!r})"
 
 
-class _Wrapper:
+class Wrapper:
     """An embedder that changes how another one is called, keeping its model facts."""
 
     def __init__(self, inner: Embedder) -> None:
@@ -187,7 +187,7 @@ class _Wrapper:
         return self.inner.max_seq_length
 
 
-class DualView(_Wrapper):
+class DualView(Wrapper):
     """Embeds every text twice, as written and as words (``code_as_words``), and
     averages the two unit vectors; queries go through the same two views.
 
@@ -236,7 +236,7 @@ class EmbeddingCancelled(RuntimeError):
     finished before that are in the cache."""
 
 
-class CachedEmbedder(_Wrapper):
+class CachedEmbedder(Wrapper):
     """Embeds only the texts the cache lacks, and commits each batch as soon as it is done.
 
     A killed or cancelled run loses at most the batch in flight: the next run finds the

@@ -171,7 +171,7 @@ class EmbeddingCache:
         """
         if self._version() == SCHEMA_VERSION:
             return
-        with _exclusive(self.folder / "vectors.lock"):
+        with exclusive(self.folder / "vectors.lock"):
             if self._version() == SCHEMA_VERSION:
                 return  # another process made it meanwhile
             try:
@@ -405,7 +405,7 @@ def _unpack(blob: bytes) -> np.ndarray:
 
 
 @contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
+def exclusive(path: Path) -> Iterator[None]:
     """An exclusive lock on ``path`` between processes (flock; a no-op without fcntl)."""
     try:
         import fcntl

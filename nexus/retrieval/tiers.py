@@ -13,14 +13,12 @@ Its vectors are cached under their own embedder name, so they never mix with Min
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +33,7 @@ from nexus.retrieval.embedding import (
     Progress,
     SentenceTransformerEmbedder,
 )
-from nexus.retrieval.embedding_cache import default_cache_dir
+from nexus.retrieval.embedding_cache import default_cache_dir, exclusive
 
 if TYPE_CHECKING:
     from model2vec import StaticModel
@@ -99,7 +97,7 @@ def ensure_static_model(
         return target
     tell: Say = say or (lambda line: None)
     root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / f"{STATIC_MODEL_NAME}.lock"):
+    with exclusive(root / f"{STATIC_MODEL_NAME}.lock"):
         if target.is_dir():  # another process distilled it while we waited
             return target
         tell(
@@ -115,16 +113,6 @@ def ensure_static_model(
             shutil.rmtree(scratch, ignore_errors=True)
         tell(f"fast tier ready in {time.perf_counter() - start:.0f} s: {target}")
     return target
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class StaticEmbedder:
