@@ -138,26 +138,25 @@ def fetch_pypi(src: dict[str, str], cache: Path) -> Path:
     return got
 
 
-def fetch_npm(src: dict[str, str], cache: Path) -> Path:
+def downloaded(src: dict[str, str], cache: Path, command: list[str]) -> Path:
+    """The cached file with the source's digest, running ``command`` in the cache first
+    when it is not there."""
     got = cached(cache, src["sha256"])
     if got:
         return got
-    run(["npm", "pack", f"{src['package']}@{src['version']}", "--silent"], cache)
+    run(command, cache)
     got = cached(cache, src["sha256"])
     if not got:
-        raise SystemExit(f"npm pack {src['package']}@{src['version']}: sha256 mismatch")
+        raise SystemExit(f"{' '.join(command)}: no file with sha256 {src['sha256']}")
     return got
+
+
+def fetch_npm(src: dict[str, str], cache: Path) -> Path:
+    return downloaded(src, cache, ["npm", "pack", f"{src['package']}@{src['version']}", "--silent"])
 
 
 def fetch_debian(src: dict[str, str], cache: Path) -> Path:
-    got = cached(cache, src["sha256"])
-    if got:
-        return got
-    run(["apt-get", "download", f"{src['package']}={src['version']}"], cache)
-    got = cached(cache, src["sha256"])
-    if not got:
-        raise SystemExit(f"apt-get download {src['package']}: sha256 mismatch")
-    return got
+    return downloaded(src, cache, ["apt-get", "download", f"{src['package']}={src['version']}"])
 
 
 def fetch_debian_source(src: dict[str, str], cache: Path) -> Path:

@@ -24,6 +24,7 @@ from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
 from nexus.runtime.builds import ETA_SMOOTHING
 from nexus.runtime.progress import duration
+from nexus.types import Chunk
 
 HEADLINE_VARIANT = "doc"
 
@@ -51,9 +52,12 @@ def evaluate_config(
     embedder: Embedder,
     query_vectors: np.ndarray | None = None,
     progress: Callable[[int, int], None] | None = None,
+    chunks: Sequence[Chunk] | None = None,
 ) -> ConfigResult:
-    """Chunk with ``config``, embed (through whatever cache ``embedder`` has), score."""
-    chunks = chunk_analyses(analyses, config, repo=repo)
+    """Chunk with ``config`` (unless its ``chunks`` are given), embed (through whatever
+    cache ``embedder`` has), score."""
+    if chunks is None:
+        chunks = chunk_analyses(analyses, config, repo=repo)
     index = VectorIndex.from_chunks(chunks, embedder, progress)
     window = embedder.max_seq_length
     over = sum(
@@ -171,6 +175,11 @@ def sweep_grid(
     return grid + [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
 
 
+#: Chunks the counting pass keeps for the settings' runs (about 1 KB each); past this a
+#: setting is chunked again when it runs rather than held in memory meanwhile.
+KEPT_CHUNKS = 100_000
+
+
 def sweep(
     analyses: Sequence[FileAnalysis],
     repo: str,
@@ -189,9 +198,10 @@ def sweep(
     The settings share one ``TextMemo`` (in front of ``embedder`` and its cache), and run
     cheapest first: the ``extra`` ones (the setting in use: its index is built, so its
     texts are cached), then the largest budgets, whose chunks the smaller ones share
-    least. Before any embedding, each pending setting is chunked once to count the
-    distinct texts the sweep needs, so ``progress`` has a total and an ETA from the
-    first batch (chunking costs ~0.3 s a setting on hono, embedding minutes).
+    least. Before any embedding, each pending setting is chunked to count the distinct
+    texts the sweep needs, so ``progress`` has a total and an ETA from the first batch;
+    those chunks are kept for the setting's run (up to ``KEPT_CHUNKS`` in all), so a
+    setting is chunked once.
 
     Args:
         finished: results of an earlier run of the same sweep (same repository, queries,
@@ -230,12 +240,15 @@ def sweep(
     def configured(pair: Budget) -> ChunkConfig:
         return base.with_(strategy="ast", max_tokens=pair[0], min_tokens=pair[1])
 
+    counted: dict[Budget, list[Chunk]] = {}  # kept for their run, up to KEPT_CHUNKS
     for number, pair in enumerate(pending, 1):
         report(f"counting the chunks of setting {number} of {len(pending)}")
         if stopped():
             raise SweepCancelled(results)
         chunks = chunk_analyses(analyses, configured(pair), repo=repo)
         needed.update(text_key(c.embedding_text) for c in chunks)
+        if sum(map(len, counted.values())) + len(chunks) <= KEPT_CHUNKS:
+            counted[pair] = chunks
     report(f"embedding {len(queries)} queries")
     try:
         query_vectors = memo.encode([q.query for q in queries])
@@ -250,8 +263,9 @@ def sweep(
                 report(f"{what}: {n:,}/{total:,} texts")
 
             results[pair] = evaluate_config(
-                analyses, repo, configured(pair), queries, memo, query_vectors, embedding
-            )
+                analyses, repo, configured(pair), queries, memo, query_vectors, embedding,
+                counted.pop(pair, None),
+            )  # fmt: skip
             pace.setting_done(time.perf_counter() - began - (pace.embedding_s - embedding_before))
     except EmbeddingCancelled:
         raise SweepCancelled(results) from None

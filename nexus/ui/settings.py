@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from nexus.chunking.profiles import PROFILE_NAMES
@@ -68,19 +70,15 @@ def settings_sidebar() -> ChunkConfig:
             on_change=_apply_preset,
             help="; ".join(f"{p.name}: {p.description}" for p in PRESETS.values()),
         )
-        st.slider(
+        _slider(
             "max_tokens",
-            *widgets.SLIDERS["max_tokens"][:2],
-            step=widgets.SLIDERS["max_tokens"][2],
-            key="max_tokens",
+            "max_tokens",
             on_change=matching_preset,
             help="Largest AST chunk in tokens; bigger units are split along their children.",
         )
-        st.slider(
+        _slider(
             "min_tokens",
-            *widgets.SLIDERS["min_tokens"][:2],
-            step=widgets.SLIDERS["min_tokens"][2],
-            key="min_tokens",
+            "min_tokens",
             on_change=matching_preset,
             help="Small neighbouring pieces are merged until they reach this size.",
         )
@@ -90,11 +88,9 @@ def settings_sidebar() -> ChunkConfig:
             key="profile",
             help="Which units become chunk boundaries; auto decides per file.",
         )
-        st.slider(
+        _slider(
             "Line window (baseline)",
-            *widgets.SLIDERS["line_window"][:2],
-            step=widgets.SLIDERS["line_window"][2],
-            key="line_window",
+            "line_window",
         )
         st.subheader("Search settings")
         st.radio(
@@ -106,11 +102,9 @@ def settings_sidebar() -> ChunkConfig:
             "definitions, paths and file kinds weigh in (each hit says how). Cosine + "
             "keywords: the score before it, with the weight below.",
         )
-        st.slider(
+        _slider(
             "Keyword weight (%)",
-            *widgets.SLIDERS["lexical_pct"][:2],
-            step=widgets.SLIDERS["lexical_pct"][2],
-            key="lexical_pct",
+            "lexical_pct",
             disabled=st.session_state.get("ranking_mode") == "stage",
             help="With “cosine + keywords”: search ranks by cosine + this share of the "
             "query's best keyword (BM25) score; 0 = embeddings alone.",
@@ -141,3 +135,9 @@ def file_picker(repo: Repository, label: str = "File") -> str | None:
             key=lambda p: (infos[p].category is Category.SOURCE, infos[p].size, p),
         )
     return st.selectbox(label, paths, key="file", help="Type to filter the list.")
+
+
+def _slider(label: str, key: str, **options: Any) -> None:
+    """A sidebar slider over its range in ``widgets.SLIDERS`` (the links read the same)."""
+    low, high, step = widgets.SLIDERS[key]
+    st.slider(label, low, high, step=step, key=key, **options)

@@ -204,3 +204,21 @@ def test_sweep_files_keep_every_target_file_and_a_fixed_sample_of_the_others():
     assert set(one) - set(none) and len(one) == len(none) + 1
     assert one == [a.source.info.path for a in sweep_files(analyses, queries, 1)]  # fixed
     assert len(sweep_files(analyses, queries, 10_000)) == len(analyses)  # fewer than asked
+
+
+@pytest.mark.parametrize(("kept", "chunkings"), [(10**9, 3), (0, 6)])
+def test_sweep_chunks_each_setting_once_unless_past_the_kept_chunks(monkeypatch, kept, chunkings):
+    """The counting pass's chunks are reused by the setting's run (within KEPT_CHUNKS)."""
+    from nexus.evaluation import experiments
+
+    repo, analyses, queries = _sample()
+    calls = []
+    real = experiments.chunk_analyses
+    monkeypatch.setattr(
+        experiments, "chunk_analyses", lambda *a, **k: calls.append(a[1]) or real(*a, **k)
+    )
+    monkeypatch.setattr(experiments, "KEPT_CHUNKS", kept)
+    results = sweep(
+        analyses, repo.name, ChunkConfig(), queries, FakeEmbedder(), [64, 256], [0, 128]
+    )
+    assert len(calls) == chunkings and len(results) == 3
