@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from nexus.cli.common import chunk_stream, config_from_args, custom_profiles_from_args, open_target
+from nexus.cli.common import (
+    chunk_stream,
+    config_from_args,
+    custom_profiles_from_args,
+    say_unsupported,
+    scan_target,
+)
 from nexus.config import ChunkConfig
 
 
@@ -17,11 +23,13 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.engine != "ray" and (args.workers is None or args.workers > 1):
         start_fork_server()  # while the folder is read (unused if it has few files)
-    repo = open_target(args)
+    scan = scan_target(args)  # chunked as the folder's walk finds its files
     if args.engine == "ray":
+        repo = scan.repository()
+        say_unsupported(repo)
         return _chunk_with_ray(args, config, repo)
     jsonl = args.format == "jsonl"
-    results = chunk_stream(args, repo, config, custom_profiles_from_args(args), jsonl=jsonl)
+    results = chunk_stream(args, scan, config, custom_profiles_from_args(args), jsonl=jsonl)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
     try:
         if jsonl:  # encoded on the workers, written file by file: nothing is kept
@@ -32,6 +40,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
+    say_unsupported(scan.repository())
     return 0
 
 

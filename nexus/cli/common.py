@@ -4,12 +4,13 @@ chunking with a progress bar."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Iterable, Iterator
 
 from nexus.config import ChunkConfig, apply_preset, load_config
 from nexus.ingest.selection import SWITCHES, parse_languages
-from nexus.ingest.sources import IngestSettings, Repository, open_repository
+from nexus.ingest.sources import IngestSettings, Repository, RepositoryScan, scan_repository
 from nexus.types import CHUNKABLE_LANGUAGES
 
 
@@ -170,56 +171,75 @@ def open_target(args: argparse.Namespace) -> Repository:
     Verbs other than ``scan`` (whose table lists them) say on stderr how many files
     are in languages without a grammar: listed, never dropped silently.
     """
-    repo = open_repository(args.target, settings=ingest_settings_from_args(args))
+    repo = scan_target(args).repository()
     if args.verb != "scan":
-        from nexus.ingest.scan import unsupported_counts, unsupported_line
-
-        if unsupported := unsupported_counts(repo.files):
-            print(
-                f"nexus: {unsupported_line(unsupported)} (nexus scan lists them)", file=sys.stderr
-            )
+        say_unsupported(repo)
     return repo
+
+
+def scan_target(args: argparse.Namespace) -> RepositoryScan:
+    """The repository named on the command line, as it is read (see ``open_target``)."""
+    return scan_repository(args.target, settings=ingest_settings_from_args(args))
+
+
+def say_unsupported(repo: Repository) -> None:
+    """On stderr: how many files are in languages without a grammar, if any."""
+    from nexus.ingest.scan import unsupported_counts, unsupported_line
+
+    if unsupported := unsupported_counts(repo.files):
+        print(f"nexus: {unsupported_line(unsupported)} (nexus scan lists them)", file=sys.stderr)
 
 
 def chunk_stream(
     args: argparse.Namespace,
-    repo: Repository,
+    source: Repository | RepositoryScan,
     config: ChunkConfig,
     custom_profiles=None,
     jsonl: bool = False,
 ):
     """Each chunkable file's ``FileChunks`` (``FileJsonl`` with ``jsonl``) in path order,
     chunked on ``--workers`` processes, with a progress bar (files, chunks, ETA) and
-    failed files on stderr."""
-    from nexus.runtime.stream import default_workers, stream_chunks
+    failed files on stderr. A folder still being read (``RepositoryScan``) is chunked
+    as its files are found."""
+    from nexus.runtime.stream import default_workers, stream_refs
 
-    files = len(repo.chunkable_files())
+    scan = source if isinstance(source, RepositoryScan) else RepositoryScan.of(source)
     workers = args.workers if args.workers is not None else default_workers()
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
+    refs = scan.refs()
     # A pool costs a second or so to start: not worth it for a handful of files.
-    workers = min(workers, max(1, files // POOL_MIN_FILES_PER_WORKER))
-    results = stream_chunks(
-        repo, config, workers=workers, custom_profiles=custom_profiles, jsonl=jsonl
+    first = list(itertools.islice(refs, workers * POOL_MIN_FILES_PER_WORKER))
+    workers = min(workers, max(1, len(first) // POOL_MIN_FILES_PER_WORKER))
+    results = stream_refs(
+        itertools.chain(first, refs),
+        config,
+        repo=scan.name,
+        workers=workers,
+        custom_profiles=custom_profiles,
+        jsonl=jsonl,
     )
-    return _with_progress(results, files, f"chunking ({config.strategy})")
+    return _with_progress(results, scan, f"chunking ({config.strategy})")
 
 
 #: Below this many files per worker, chunking stays in the CLI's own process.
 POOL_MIN_FILES_PER_WORKER = 50
 
 
-def _with_progress(results: Iterable, files: int, desc: str) -> Iterator:
+def _with_progress(results: Iterable, scan: RepositoryScan, desc: str) -> Iterator:
+    """``results`` with a progress bar whose total is known once the walk is done."""
     from tqdm import tqdm
 
     failed = 0
     chunks = 0
-    with tqdm(total=files, desc=desc, unit="file", file=sys.stderr) as bar:
+    with tqdm(total=scan.chunkable_files(), desc=desc, unit="file", file=sys.stderr) as bar:
         for result in results:
             chunks += result.n_chunks
             if result.error:
                 failed += 1
                 bar.write(f"nexus: warning: {result.path} not chunked: {result.error}", sys.stderr)
+            if bar.total is None:
+                bar.total = scan.chunkable_files()
             bar.set_postfix(chunks=chunks, refresh=False)
             bar.update()
             yield result

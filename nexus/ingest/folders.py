@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from nexus.types import FileInfo
 
 
 @dataclass
-class _Found:
+class Found:
     """What a folder's walk found: files, where each kept one lies, their digests."""
 
     files: list[FileInfo] = field(default_factory=list)
@@ -42,55 +43,84 @@ def _scan_context(settings: IngestSettings, siblings: frozenset[str]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def read_directory(root: Path, settings: IngestSettings) -> _Found:
-    """Walk ``root`` iteratively in sorted order, never following symlinked directories.
+def walk_directory(root: Path, settings: IngestSettings, found: Found) -> Iterator[FileInfo]:
+    """Each file of ``root`` as it is classified, in path order, never following
+    symlinked directories. ``found`` fills as the walk goes: the files, where each
+    kept file lies (contents are read again when needed, not held), their digests
+    and, at the end, the notes. With ``settings.scan_cache``, a file whose stat
+    matches the last scan's is not read.
 
-    Returns the files, where each kept file lies (contents are read again when
-    needed, not held), their digests and notes. With ``settings.scan_cache``, a file
-    whose stat matches the last scan's is not read.
+    The walk is depth-first with each folder's entries sorted as their paths sort (a
+    folder ``a`` by ``a/``, so ``a.js`` comes before ``a/x.js`` and ``a0.js`` after):
+    the files arrive in ``Repository`` order, so a caller can chunk them while the
+    rest of the folder is still being read.
     """
     rules = IgnoreRules(settings)
-    cache = None if settings.scan_cache is None else ScanCache(settings.scan_cache, root)
-    found = _Found(cache=cache)
-    files, notes = found.files, found.notes
-    pending = [""]
-    while pending:
-        rel_dir = pending.pop()
-        try:
-            with os.scandir(root / rel_dir) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
-        except OSError as exc:
-            notes.append(f"could not list {rel_dir or '.'}: {exc.strerror or exc}")
+    found.cache = None if settings.scan_cache is None else ScanCache(settings.scan_cache, root)
+    open_folders = [_list_folder(root, "", settings, rules, found)]
+    while open_folders:
+        folder = open_folders[-1]
+        entry = next(folder.entries, None)
+        if entry is None:
+            open_folders.pop()
             continue
-        for entry in entries:
-            if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
-                try:
-                    raw = repository.read_path(Path(entry.path), settings.max_file_bytes)
-                except OSError as exc:
-                    notes.append(f"could not read {rel_dir or '.'}/.gitignore: {exc.strerror}")
-                    continue
-                rules.add_gitignore(rel_dir, raw)
-        subdirs: list[str] = []
-        siblings = frozenset(entry.name.lower() for entry in entries)
-        context = _scan_context(settings, siblings) if cache is not None else ""
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if rules.ignored(rel, is_dir):
+        rel = f"{folder.rel_dir}/{entry.name}" if folder.rel_dir else entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if rules.ignored(rel, is_dir):
+            continue
+        if is_dir:
+            open_folders.append(_list_folder(root, rel, settings, rules, found))
+            continue
+        if entry.is_symlink():
+            _add_symlink(root, rel, Path(entry.path), settings, found, folder)
+        elif entry.is_file(follow_symlinks=False):
+            _add_disk_file(rel, Path(entry.path), settings, found, folder)
+        else:
+            found.files.append(skipped(rel, "not a regular file (fifo, socket or device)"))
+        yield found.files[-1]
+    found.notes.extend(rules.summary())
+    if found.cache is not None:
+        found.cache.save()
+
+
+@dataclass
+class _Folder:
+    """A folder being walked: its entries still to visit, and what its files'
+    classification depends on (the names beside them, the scan cache's context)."""
+
+    rel_dir: str
+    entries: Iterator[os.DirEntry[str]]
+    siblings: frozenset[str]
+    context: str
+
+
+def _list_folder(
+    root: Path, rel_dir: str, settings: IngestSettings, rules: IgnoreRules, found: Found
+) -> _Folder:
+    """List a folder in path order and load its .gitignore (before its entries are
+    checked against the rules)."""
+    try:
+        with os.scandir(root / rel_dir) as scan:
+            entries = sorted(scan, key=_path_order)
+    except OSError as exc:
+        found.notes.append(f"could not list {rel_dir or '.'}: {exc.strerror or exc}")
+        entries = []
+    for entry in entries:
+        if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
+            try:
+                raw = repository.read_path(Path(entry.path), settings.max_file_bytes)
+            except OSError as exc:
+                found.notes.append(f"could not read {rel_dir or '.'}/.gitignore: {exc.strerror}")
                 continue
-            if is_dir:
-                subdirs.append(rel)
-            elif entry.is_symlink():
-                _add_symlink(root, rel, Path(entry.path), settings, found, siblings, context)
-            elif entry.is_file(follow_symlinks=False):
-                _add_disk_file(rel, Path(entry.path), settings, found, siblings, context)
-            else:
-                files.append(skipped(rel, "not a regular file (fifo, socket or device)"))
-        pending.extend(reversed(subdirs))
-    notes.extend(rules.summary())
-    if cache is not None:
-        cache.save()
-    return found
+            rules.add_gitignore(rel_dir, raw)
+    siblings = frozenset(entry.name.lower() for entry in entries)
+    context = _scan_context(settings, siblings) if found.cache is not None else ""
+    return _Folder(rel_dir, iter(entries), siblings, context)
+
+
+def _path_order(entry: os.DirEntry[str]) -> str:
+    """The entry's place among its folder's paths: a folder sorts as ``name/``."""
+    return entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name
 
 
 def _add_symlink(
@@ -98,9 +128,8 @@ def _add_symlink(
     rel: str,
     link: Path,
     settings: IngestSettings,
-    found: _Found,
-    siblings: frozenset[str],
-    context: str,
+    found: Found,
+    folder: _Folder,
 ) -> None:
     files = found.files
     target = real_path(link)
@@ -113,7 +142,7 @@ def _add_symlink(
     elif target.is_dir():
         files.append(skipped(rel, "symlinked directory not followed (avoids cycles)"))
     elif target.is_file():
-        _add_disk_file(rel, target, settings, found, siblings, context)
+        _add_disk_file(rel, target, settings, found, folder)
     else:
         files.append(skipped(rel, "symlink to something that is not a regular file"))
 
@@ -148,9 +177,8 @@ def _add_disk_file(
     rel: str,
     path: Path,
     settings: IngestSettings,
-    found: _Found,
-    siblings: frozenset[str],
-    context: str,
+    found: Found,
+    folder: _Folder,
 ) -> None:
     """Classify one file (from the scan cache when its stat is unchanged) and note
     where it lies and its digest if it is kept (read again when needed: nothing is held)."""
@@ -161,20 +189,20 @@ def _add_disk_file(
             st = path.stat()
         except OSError:
             st = None
-        hit = cache.lookup(rel, st, context) if st is not None else None
+        hit = cache.lookup(rel, st, folder.context) if st is not None else None
         if hit is not None:
             info, digest = hit
             found.files.append(info)
             if info.category not in NOT_KEPT:
                 found.kept[rel], found.digests[rel] = path, digest
             return
-    info, data = _read_disk_file(rel, path, settings, siblings)
+    info, data = _read_disk_file(rel, path, settings, folder.siblings)
     found.files.append(info)
     digest = hashlib.sha256(data).hexdigest() if data is not None else ""
     if data is not None:
         found.kept[rel], found.digests[rel] = path, digest
     if cache is not None and st is not None:
-        cache.remember(rel, st, context, info, digest)
+        cache.remember(rel, st, folder.context, info, digest)
 
 
 def _read_disk_file(

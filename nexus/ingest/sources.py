@@ -16,10 +16,11 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from nexus.ingest.folders import read_directory, read_file
+from nexus.ingest.folders import Found, read_file, walk_directory
 from nexus.ingest.repository import (
     DEFAULT_IGNORES,
     DiskContents,
@@ -41,11 +42,13 @@ __all__ = [
     "IngestError",
     "IngestSettings",
     "Repository",
+    "RepositoryScan",
     "decode_source",
     "default_allowed_roots",
     "open_repository",
     "read_file",
     "real_path",
+    "scan_repository",
 ]
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -74,8 +77,60 @@ def open_repository(
     corrupt or empty zip, and any zip that breaks the safety limits. An empty
     directory is not an error: it gives a repository with no files and a note.
     """
+    return scan_repository(target, name=name, settings=settings).repository()
+
+
+class RepositoryScan:
+    """A repository as it is read: its chunkable files as the walk finds them
+    (``refs``, in path order), and the whole ``Repository`` once the walk is done.
+
+    A folder's walk is serial (it reads and classifies every file): ``nexus chunk``
+    chunks the first files on its workers while the walk goes on, instead of after it.
+    A zip is read whole before its scan is handed out.
+    """
+
+    def __init__(self, name: str, refs: Iterator[FileRef], whole: Callable[[], Repository]) -> None:
+        self.name = name
+        self._refs = refs
+        self._whole = whole
+        self._repository: Repository | None = None
+
+    @classmethod
+    def of(cls, repo: Repository) -> RepositoryScan:
+        """The scan of a repository already read."""
+        scan = cls(repo.name, repo.refs(), lambda: repo)
+        scan._repository = repo
+        return scan
+
+    def chunkable_files(self) -> int | None:
+        """How many files are chunked, once the walk is done (None before)."""
+        if self._repository is None:
+            return None
+        return len(self._repository.chunkable_files())
+
+    def refs(self) -> Iterator[FileRef]:
+        """The chunkable files not yet handed out, in path order, as they are found."""
+        yield from self._refs
+        self._repository = self._whole()
+
+    def repository(self) -> Repository:
+        """The whole repository (the rest of the walk is done first)."""
+        for _ in self.refs():
+            pass
+        assert self._repository is not None
+        return self._repository
+
+
+def scan_repository(
+    target: str | Path | bytes,
+    *,
+    name: str | None = None,
+    settings: IngestSettings = IngestSettings(),  # noqa: B008 - frozen, so sharing is safe
+) -> RepositoryScan:
+    """Start reading a directory, a .zip file or zip bytes (see ``open_repository``;
+    the same errors, raised here before any file is read)."""
     if isinstance(target, bytes | bytearray | memoryview):
-        return read_zip(io.BytesIO(bytes(target)), name, "upload", settings)
+        return RepositoryScan.of(read_zip(io.BytesIO(bytes(target)), name, "upload", settings))
     path = Path(target).expanduser()
     _check_allowed(path, settings.allowed_roots)
     if not path.exists() and not path.is_symlink():
@@ -86,13 +141,26 @@ def open_repository(
             f"{path} is a symlink loop (it links back to itself); pass the real folder or zip"
         )
     if resolved.is_dir():
-        found = read_directory(resolved, settings)
-        contents = DiskContents(found.kept, settings.max_file_bytes)
-        repo = finish(name or resolved.name or "repository", found.files, contents, found.notes)
-        return replace(repo, digests=found.digests)
+        return _folder_scan(resolved, name or resolved.name or "repository", settings)
     if resolved.is_file() and (resolved.suffix.lower() == ".zip" or zipfile.is_zipfile(resolved)):
-        return read_zip(resolved, name, resolved.stem, settings)
+        return RepositoryScan.of(read_zip(resolved, name, resolved.stem, settings))
     raise IngestError(f"{path} is neither a directory nor a .zip file")
+
+
+def _folder_scan(root: Path, name: str, settings: IngestSettings) -> RepositoryScan:
+    found = Found()
+    cap = settings.max_file_bytes
+    refs = (
+        FileRef(info, disk_path=str(found.kept[info.path]), cap=cap)
+        for info in walk_directory(root, settings, found)
+        if info.chunkable
+    )
+
+    def whole() -> Repository:
+        repo = finish(name, found.files, DiskContents(found.kept, cap), found.notes)
+        return replace(repo, digests=found.digests)
+
+    return RepositoryScan(name, refs, whole)
 
 
 def _check_allowed(path: Path, roots: tuple[Path, ...] | None) -> None:

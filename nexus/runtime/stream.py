@@ -227,23 +227,61 @@ def _batches(refs: Iterator[FileRef]) -> Iterator[list[FileRef]]:
         yield batch
 
 
+class _Arriving:
+    """Batches as their files arrive (a folder's walk may still be going on)."""
+
+    def __init__(self, refs: Iterator[FileRef]) -> None:
+        self._incoming = _batches(refs)
+        self.batches: list[list[FileRef]] = []
+        self.complete = False  # every file has arrived
+
+    def pull(self) -> bool:
+        """Take one more batch; False once there are none."""
+        if not self.complete:
+            batch = next(self._incoming, None)
+            if batch is None:
+                self.complete = True
+            else:
+                self.batches.append(batch)
+        return not self.complete
+
+    def has(self, index: int) -> bool:
+        """Whether batch ``index`` exists (waiting for its files if need be)."""
+        while len(self.batches) <= index and self.pull():
+            pass
+        return index < len(self.batches)
+
+    def largest(self, start: int) -> int | None:
+        """The batch with the most bytes from ``start`` on."""
+        sizes = {
+            i: sum(ref.info.size for ref in self.batches[i])
+            for i in range(start, len(self.batches))
+        }
+        return max(sizes, key=sizes.__getitem__, default=None)
+
+
 def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileResult]:
     """Results in input order from a pool, surviving workers that die.
 
-    The batch with the most bytes is started first and its result held until its turn:
-    started in path order, a multi-MB file near the end kept one worker busy after the
-    other had run out of files (TypeScript's 6 MB ``_tsc.js``, 120 files from the end of
-    the scale corpus: 8.1 s of chunking on two workers instead of 7.6 s, simulated from
-    each file's CPU time in ``bench/chunk_workers.py``).
+    The files may still be arriving (``RepositoryScan``: a folder's walk reads and
+    classifies every file, 2.3 s of CPU on the scale corpus, a fifth of a two-worker
+    run): batches go to the workers as they fill, and the walk goes on while the
+    parent waits for a result, instead of the workers waiting for the walk.
+
+    Once every batch is known, the one with the most bytes is started at once and its
+    result held until its turn: started in path order, a multi-MB file near the end
+    kept one worker busy after the other had run out of files (TypeScript's 6 MB
+    ``_tsc.js``, 120 files from the end of the scale corpus: 8.1 s of chunking on two
+    workers instead of 7.6 s, simulated from each file's CPU time in
+    ``bench/chunk_workers.py``).
 
     When a worker dies, every file in flight fails with it and the culprit is
     unknown: those files are run again one at a time in a fresh pool, so only the
     file that kills its worker again is reported as failed.
     """
-    batches = list(_batches(refs))  # FileRefs are small: a path, or a zip's bytes held anyway
-    sizes = [sum(ref.info.size for ref in batch) for batch in batches]
-    largest = max(range(len(batches)), key=sizes.__getitem__, default=None)
+    arriving = _Arriving(refs)
     next_batch = 0
+    largest_started = False
     suspects: deque[FileRef] = deque()
     window: deque[tuple[list[FileRef], Future[list[FileResult]]]] = deque()
     early: dict[int, Future[list[FileResult]]] = {}
@@ -254,17 +292,22 @@ def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileRe
                     (result,) = pool.submit(_work, [suspects[0]]).result()
                     suspects.popleft()
                     yield result
-                if largest is not None and largest > next_batch:
-                    early[largest] = pool.submit(_work, batches[largest])
                 while True:
-                    while len(window) < workers * WINDOW_PER_WORKER and next_batch < len(batches):
+                    while len(window) < workers * WINDOW_PER_WORKER and arriving.has(next_batch):
                         future = early.pop(next_batch, None)
                         if future is None:
-                            future = pool.submit(_work, batches[next_batch])
-                        window.append((batches[next_batch], future))
+                            future = pool.submit(_work, arriving.batches[next_batch])
+                        window.append((arriving.batches[next_batch], future))
                         next_batch += 1
                     if not window:
                         return
+                    while not window[0][1].done() and arriving.pull():
+                        pass  # the walk goes on while the workers chunk
+                    if arriving.complete and not largest_started:
+                        largest_started = True
+                        largest = arriving.largest(next_batch)
+                        if largest is not None and largest > next_batch:
+                            early[largest] = pool.submit(_work, arriving.batches[largest])
                     results = window[0][1].result()
                     window.popleft()
                     yield from results

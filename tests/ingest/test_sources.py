@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nexus.ingest import repository, zips
+from nexus.ingest.folders import Found, walk_directory
 from nexus.ingest.sources import (
     DEFAULT_IGNORES,
     IngestError,
@@ -24,6 +25,7 @@ from nexus.ingest.sources import (
     decode_source,
     default_allowed_roots,
     open_repository,
+    scan_repository,
 )
 from nexus.types import Category, FileInfo
 
@@ -222,6 +224,37 @@ def test_walk_is_deterministic(tmp_path: Path) -> None:
     second = write_tree(tmp_path / "two", {n: JS for n in reversed(names)})
     listed = paths(open_repository(first))
     assert listed == paths(open_repository(second)) == sorted(names)
+
+
+def test_a_folder_scan_hands_out_files_in_path_order_before_its_walk_ends(
+    tmp_path: Path,
+) -> None:
+    names = ["a.js", "a/x.js", "a0.js", "a-b/y.js", "a-b.js", "b/c/d.js", "b.js", "B.js"]
+    names += ["a/README.md", "a/lib.py", "ab/z.ts", "a.jsx", "logo.png"]
+    root = write_tree(tmp_path / "repo", {n: JS for n in names})
+    scan = scan_repository(root)
+    refs = scan.refs()
+    first = next(refs)
+    assert scan.chunkable_files() is None  # the walk goes on while its first files are used
+    handed = [first.info.path, *(ref.info.path for ref in refs)]
+    repo = scan.repository()
+    assert handed == [info.path for info in repo.chunkable_files()]  # the order it sorts to
+    assert scan.chunkable_files() == len(handed) == 11
+    assert repo == open_repository(root)
+    assert repo.read(first.info.path).text == first.load().text
+
+
+def test_walk_yields_each_file_in_repository_order(tmp_path: Path) -> None:
+    names = ["x/a.js", "x.js", "x-y/b.js", "x/b/c.js", "x0/d.js", "x!.txt", "x/~.js"]
+    root = write_tree(tmp_path / "repo", {n: JS for n in names})
+    found = Found()
+    walked = [info.path for info in walk_directory(root, IngestSettings(), found)]
+    assert walked == sorted(names) == [info.path for info in found.files]
+
+
+def test_a_zip_scan_is_whole_from_the_start(tmp_path: Path) -> None:
+    scan = scan_repository(make_zip({"p/a.js": JS, "p/b.ts": JS}))
+    assert scan.chunkable_files() == 2 and [r.info.path for r in scan.refs()] == ["a.js", "b.ts"]
 
 
 # --- ignore rules ------------------------------------------------------------

@@ -129,30 +129,56 @@ def test_the_largest_file_goes_first_and_a_crash_loses_no_file(tmp_path: Path, b
     assert records(results[:at] + results[at + 1 :]) == records(good[:at] + good[at + 1 :])
 
 
-def test_the_largest_file_is_submitted_first(tmp_path: Path, monkeypatch) -> None:
-    from concurrent.futures import ThreadPoolExecutor
+def test_the_largest_file_is_started_early_once_every_file_has_arrived(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from concurrent.futures import Future
 
     from nexus.runtime import stream
 
     submitted: list[list[str]] = []
 
-    class Recording(ThreadPoolExecutor):
+    class LazyPool:
+        """Runs a batch only when its result is asked for, so the walk always runs ahead."""
+
+        def __init__(self, workers, job) -> None:
+            stream._start_worker(job)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            return None
+
         def submit(self, fn, batch):
             submitted.append([ref.info.path for ref in batch])
-            return super().submit(fn, batch)
+            future: Future = Future()
+            wait = future.result
 
-    def pool(workers, job):
-        return Recording(workers, initializer=stream._start_worker, initargs=(job,))
+            def result(timeout=None):
+                if not future.done():
+                    future.set_result(fn(batch))
+                return wait(timeout)
 
-    monkeypatch.setattr(stream, "_pool", pool)
-    root = generated_repo(tmp_path / "gen", 60)
+            future.result = result
+            return future
+
+    monkeypatch.setattr(stream, "_pool", LazyPool)
+    root = generated_repo(tmp_path / "gen", 400)
     (root / "pkg5" / "big.ts").write_text("export const a = 1;\n" * 20_000)
     repo = open_repository(root)
+    paths = [info.path for info in repo.chunkable_files()]
+    assert paths.index("pkg5/big.ts") > 2 * stream.WINDOW_PER_WORKER * stream.BATCH_FILES
     results = list(stream_chunks(repo, ChunkConfig(), workers=2, jsonl=True))
-    # Its batch (the files before it since the last batch closed, and it) goes first.
-    assert submitted[0][-1] == "pkg5/big.ts" and "pkg0/sub0/file0000.js" not in submitted[0]
-    assert [r.path for r in results] == [info.path for info in repo.chunkable_files()]
-    assert sorted(path for batch in submitted for path in batch) == sorted(r.path for r in results)
+    assert [r.path for r in results] == paths
+    assert sorted(path for batch in submitted for path in batch) == paths  # each file once
+    # The first window goes in path order; then, every batch known, the big file's batch
+    # (the files before it since the last batch closed, and it) jumps the queue.
+    in_path_order = sorted(submitted, key=lambda batch: paths.index(batch[0]))
+    big = next(i for i, batch in enumerate(in_path_order) if batch[-1] == "pkg5/big.ts")
+    window = 2 * stream.WINDOW_PER_WORKER
+    assert submitted[:window] == in_path_order[:window]
+    assert submitted[window] == in_path_order[big] and big > window
 
 
 def test_zip_repositories_stream_the_same_chunks(tmp_path: Path) -> None:
