@@ -201,9 +201,10 @@ def start_fork_server() -> None:
 
 def _context() -> multiprocessing.context.ForkServerContext:
     # forkserver: workers fork from a clean server process, never from a parent that
-    # may hold threads (tqdm, torch), and import Nexus once, not once per worker.
+    # may hold threads (tqdm, torch), and import Nexus (and load the encoding) once, not
+    # once per worker.
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["nexus.runtime.stream"])
+    context.set_forkserver_preload(["nexus.runtime.worker_preload"])
     return context
 
 
