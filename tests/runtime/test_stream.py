@@ -214,6 +214,8 @@ def test_cli_chunk_jsonl_is_the_same_with_any_number_of_workers(tmp_path: Path, 
         assert main(args) == 0
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 120
-    assert "chunking (ast)" in capsys.readouterr().err  # progress on stderr
+    progress = capsys.readouterr().err
+    assert "chunking (ast)" in progress  # on stderr, with its total once the walk is done
+    assert "120/120" in progress
     assert main(["chunk", str(root), "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
