@@ -15,7 +15,8 @@ differs. This script runs in semble's own virtualenv and imports nothing from Ne
 ``--repos`` more than once to add another checkout's folder), index the laid-out tree
 ``WORK/<name>/`` with ``SembleIndex.from_path`` and search every question of
 ``<name>.jsonl``. ``docs``: index the stripped corpus of a doc-comment set as one root
-and search every query. Each search asks for the top 10, semble's defaults otherwise.
+and search every query. Each search asks for the top 10, semble's defaults otherwise
+(``--alpha 0``: BM25 only, with semble's ranking rules; write it to another ``--runs``).
 
 Writes ``RUNS/<name>.jsonl`` (one line per query: ``id``, ``query``, ``results`` best
 first, each ``file``, ``start_line``, ``end_line``, ``score``, ``text``; files relative to
@@ -75,12 +76,15 @@ def build(root: Path, model: Path) -> tuple[SembleIndex, float]:
     return index, time.perf_counter() - start
 
 
-def search_all(index: SembleIndex, queries: Iterable[dict]) -> tuple[list[dict], list[float]]:
-    """One run record per query (top ``TOP_K``, best first) and the seconds each search took."""
+def search_all(
+    index: SembleIndex, queries: Iterable[dict], alpha: float | None = None
+) -> tuple[list[dict], list[float]]:
+    """One run record per query (top ``TOP_K``, best first) and the seconds each search took;
+    ``alpha`` is semble's dense weight (None: its own choice per query)."""
     records, seconds = [], []
     for query in queries:
         start = time.perf_counter()
-        results = index.search(query["query"], top_k=TOP_K)
+        results = index.search(query["query"], top_k=TOP_K, alpha=alpha)
         seconds.append(time.perf_counter() - start)
         hits = [
             {
@@ -97,13 +101,18 @@ def search_all(index: SembleIndex, queries: Iterable[dict]) -> tuple[list[dict],
 
 
 def run_one(
-    name: str, root: Path, queries: Sequence[dict], model: Path, runs: Path, extra: dict
+    name: str,
+    root: Path,
+    queries: Sequence[dict],
+    args: argparse.Namespace,
+    extra: dict,
 ) -> dict:
     """Index ``root``, search ``queries``, write ``RUNS/<name>.jsonl``; the index entry."""
     if not root.is_dir():
         raise SystemExit(f"{root} is not laid out: run bench/questions/layout.py first")
-    index, seconds = build(root, model)
-    records, per_query = search_all(index, queries)
+    index, seconds = build(root, args.model)
+    records, per_query = search_all(index, queries, args.alpha)
+    runs = args.runs
     out = runs / f"{name}.jsonl"
     out.write_text("".join(json.dumps(r) + "\n" for r in records))
     files = sorted({c.file_path for c in index.chunks})
@@ -139,14 +148,15 @@ def manifests(folders: Sequence[Path], only: Sequence[str]) -> list[tuple[dict, 
     return [found[name] for name in sorted(found)]
 
 
-def save_index(runs: Path, entries: dict[str, dict], model: Path) -> None:
+def save_index(entries: dict[str, dict], args: argparse.Namespace) -> None:
     """Merge ``entries`` into ``RUNS/index.json`` (one run may cover only some names)."""
-    path = runs / "index.json"
+    path = args.runs / "index.json"
     data = json.loads(path.read_text()) if path.exists() else {"runs": {}}
     data.update(
         semble=semble.__version__,
-        model=str(model),
+        model=str(args.model),
         top_k=TOP_K,
+        alpha=args.alpha,
         python=sys.version.split()[0],
         date=date.today().isoformat(),
         cpus=os.cpu_count(),
@@ -165,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repo", action="append", default=[], help="only these repos")
     parser.add_argument("--corpus", type=Path, default=DOC_CORPUS, help="docs: stripped corpus")
     parser.add_argument("--queries", type=Path, default=DOC_QUERIES, help="docs: queries.jsonl")
+    parser.add_argument(
+        "--alpha", type=float, help="dense weight, 0 = BM25 only (default: semble's per query)"
+    )
     args = parser.parse_args(argv)
     if not (args.model / "config.json").exists():
         raise SystemExit(
@@ -179,15 +192,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         for manifest, questions in manifests(args.repos or [REPOS], args.repo):
             name = manifest["name"]
             extra = {"split": manifest["split"], "language": manifest["language"]}
-            entries[name] = run_one(
-                name, args.work / name, read_jsonl(questions), args.model, args.runs, extra
-            )
+            entries[name] = run_one(name, args.work / name, read_jsonl(questions), args, extra)
     else:
         name = f"doc-{args.corpus.name}"
-        entries[name] = run_one(
-            name, args.corpus, read_jsonl(args.queries), args.model, args.runs, {"split": "doc"}
-        )
-    save_index(args.runs, entries, args.model)
+        entries[name] = run_one(name, args.corpus, read_jsonl(args.queries), args, {"split": "doc"})
+    save_index(entries, args)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ them with Nexus's own functions, so the figures sit beside Nexus's without a sec
   overlap50 (``nexus.evaluation.metrics.aggregate``) and the budget metrics under
   ``half_the_lines``, per query variant.
 
-    .venv/bin/python bench/per_token_peer.py [--runs /tmp/nexus-peer-runs] [--repos DIR ...]
+    .venv/bin/python bench/per_token_peer.py [--run LABEL=DIR ...] [--repos DIR ...]
+
+``--run`` names a folder of run files (default ``semble=/tmp/nexus-peer-runs``); give it
+again for a variant, e.g. ``--run "semble, BM25 only=/tmp/nexus-peer-runs-bm25"``.
 
 Writes ``bench/results/per_token_peer.{md,json}``. Also checks the hits: each one's
 lines must be the lines of its file under the indexed root (files relative to the root,
@@ -43,9 +46,10 @@ from nexus.evaluation.budget import (  # noqa: E402
     half_the_lines,
     summarize_budgets,
 )
-from nexus.evaluation.metrics import (  # noqa: E402
+from nexus.evaluation.metrics import (  # noqa: E402  (Hit: whichever module defines it)
     PRIMARY_RULE,
     RULES,
+    Hit,
     Query,
     QueryOutcome,
     QueryRow,
@@ -65,7 +69,6 @@ from nexus.evaluation.questions import (  # noqa: E402
     question_scores,
 )
 from nexus.retrieval.budget import Read  # noqa: E402
-from nexus.retrieval.index import Hit  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 REPOS = ROOT / "bench" / "questions" / "repos"
@@ -301,51 +304,113 @@ def without_files(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k != "indexed_files"}
 
 
+@dataclass(frozen=True)
+class PeerRun:
+    """One labelled folder of ``peer_semble.py`` output, scored."""
+
+    label: str
+    meta: dict
+    report: dict
+    questions: dict[str, dict[str, dict[str, float]]]
+    per_repo: dict[str, dict[str, float]]
+    docs: dict[str, dict[str, float]] | None
+
+
+def score_run(label: str, runs: Path, folders: Sequence[Path], doc_queries: Path) -> PeerRun:
+    """Every question set and, when its run file is there, the doc-comment dev set."""
+    meta = json.loads((runs / "index.json").read_text())
+    index = meta["runs"]
+    rows, per_repo, mismatches = score_questions(runs, index, folders)
+    summaries = groups(rows)
+    report = {
+        "runs": str(runs),
+        "alpha": meta.get("alpha"),
+        "questions": summaries,
+        "repos": {name: {**without_files(index[name]), **m} for name, m in per_repo.items()},
+        "mismatched_hits": mismatches,
+    }
+    docs = None
+    if (runs / "doc-dev.jsonl").exists() and doc_queries.exists():
+        docs = score_docs(runs / "doc-dev.jsonl", doc_queries)
+        report["doc_dev"] = {**docs, "index": without_files(index.get("doc-dev", {}))}
+    return PeerRun(label, meta, report, summaries, per_repo, docs)
+
+
+def labelled(text: str) -> tuple[str, Path]:
+    """``LABEL=DIR`` from the command line."""
+    label, sep, folder = text.partition("=")
+    if not sep or not label or not folder:
+        raise argparse.ArgumentTypeError(f"expected LABEL=DIR, got {text!r}")
+    return label, Path(folder)
+
+
+def with_run(label: str, table: Table) -> Table:
+    headers, rows = table
+    return ["run", *headers], [[label, *row] for row in rows]
+
+
+def joined(tables: Sequence[Table]) -> Table:
+    return tables[0][0], [row for _, rows in tables for row in rows]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="peer_semble.py output")
+    parser.add_argument(
+        "--run",
+        type=labelled,
+        action="append",
+        help=f"LABEL=DIR of peer_semble.py output, repeatable (default semble={DEFAULT_RUNS}); "
+        "the first one's index times are shown per repository",
+    )
     parser.add_argument("--repos", type=Path, action="append", help="folder of repos/*.json")
     parser.add_argument("--doc-queries", type=Path, default=DOC_QUERIES)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
-    meta = json.loads((args.runs / "index.json").read_text())
-    index = meta["runs"]
-    rows, per_repo, mismatches = score_questions(args.runs, index, args.repos or [REPOS])
-    summaries = groups(rows)
-    report: dict[str, object] = {
+    folders = args.repos or [REPOS]
+    scored = [
+        score_run(label, runs, folders, args.doc_queries)
+        for label, runs in args.run or [("semble", DEFAULT_RUNS)]
+    ]
+    main_run = scored[0]
+    questions = joined([with_run(r.label, split_table(r.questions)) for r in scored])
+    repos = repo_table(main_run.meta["runs"], main_run.per_repo)
+    text = ["## Questions, per split and category\n", render_markdown(questions)]
+    text += [f"\n## Per repository ({main_run.label})\n", render_markdown(repos)]
+    print(render_text(questions))
+    print(render_text(repos))
+    with_docs = [r for r in scored if r.docs]
+    if with_docs:
+        docs = joined([with_run(r.label, doc_table(r.docs or {})) for r in with_docs])
+        text += [
+            "\n## Doc-comment dev set (overlap50, budgets with `half_the_lines`)\n",
+            render_markdown(docs),
+        ]
+        print(render_text(docs))
+    if args.no_write:
+        return
+    meta = main_run.meta
+    report = {
         "date": date.today().isoformat(),
         "peer": f"semble {meta['semble']}",
         "model": meta["model"],
         "top_k": meta["top_k"],
         "machine": machine(),
-        "questions": summaries,
-        "repos": {name: {**without_files(index[name]), **m} for name, m in per_repo.items()},
-        "mismatched_hits": mismatches,
+        "question_folders": [str(folder) for folder in folders],
+        "runs": {r.label: r.report for r in scored},
     }
-    text = ["## Questions, per split and category\n", render_markdown(split_table(summaries))]
-    text += ["\n## Per repository\n", render_markdown(repo_table(index, per_repo))]
-    print(render_text(split_table(summaries)))
-    print(render_text(repo_table(index, per_repo)))
-    doc_run = args.runs / "doc-dev.jsonl"
-    if doc_run.exists() and args.doc_queries.exists():
-        docs = score_docs(doc_run, args.doc_queries)
-        report["doc_dev"] = {**docs, "index": without_files(index.get("doc-dev", {}))}
-        text += [
-            "\n## Doc-comment dev set (overlap50, budgets with `half_the_lines`)\n",
-            render_markdown(doc_table(docs)),
-        ]
-        print(render_text(doc_table(docs)))
-    if args.no_write:
-        return
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "per_token_peer.json").write_text(json.dumps(report, indent=1) + "\n")
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    alphas = "; ".join(
+        f"{r.label}: {'auto' if r.report['alpha'] is None else r.report['alpha']}" for r in scored
+    )
     (RESULTS / "per_token_peer.md").write_text(
         "# The peer on our questions: semble 0.7.0, same static model\n\n"
         f"`bench/peer_semble.py` (semble {meta['semble']} in its own venv, "
         f"`SembleIndex.from_path(root, model_path=...)`, top {meta['top_k']}, defaults "
-        f"otherwise) then `bench/per_token_peer.py`, {report['date']}. Model: Nexus's fast "
-        f"tier, `{Path(meta['model']).name}`. Scored with Nexus's functions: NDCG@10/MRR@10/R@5 "
+        f"otherwise; dense weight alpha per run: {alphas}; auto = semble's choice per query) then "
+        f"`bench/per_token_peer.py`, {report['date']}. Model: Nexus's fast tier, "
+        f"`{Path(meta['model']).name}`. Scored with Nexus's functions: NDCG@10/MRR@10/R@5 "
         "as `nexus eval` scores question sets, R@Bk = share of targets covered within B "
         "cl100k tokens (the crossing hit cut at a line), tokens to first hit (median), "
         "lines and tokens of the top 10 (means). Index seconds are cold builds on "

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from bench.per_token_peer import groups, mismatched_hits, read_run, score_repo
+from bench.per_token_peer import groups, mismatched_hits, read_run, score_docs, score_repo
 from nexus.evaluation.questions import parse_questions
 from nexus.retrieval.budget import line_tokens
 
@@ -97,3 +97,30 @@ def test_mismatched_hits_names_hits_whose_lines_are_not_their_file(tmp_path):
         ],
     )
     assert mismatched_hits(tmp_path, hits) == ["pkg/m.py:1-2", "m.py:1-1"]
+
+
+def test_doc_set_scores_overlap50_and_budget_by_variant(tmp_path):
+    queries = tmp_path / "queries.jsonl"
+    target = {"file": "p/a.js", "start_line": 10, "end_line": 13}
+    queries.write_text(
+        json.dumps({"id": "d-doc", "variant": "doc", "query": "adds", "target": target})
+        + "\n"
+        + json.dumps({"id": "d-name", "variant": "name", "query": "add", "target": target})
+        + "\n"
+    )
+    run = tmp_path / "doc-dev.jsonl"
+    half = "".join(f"line {i}\n" for i in range(1, 13))  # lines 1-12: 3 of the 4 target lines
+    one = "line 13\n"  # 1 of 4: not a hit under overlap50
+    run.write_text(
+        json.dumps(
+            {"id": "d-doc", "results": [hit("p/b.js", 1, 1, one), hit("p/a.js", 1, 12, half)]}
+        )
+        + "\n"
+        + json.dumps({"id": "d-name", "results": [hit("p/a.js", 13, 13, one)]})
+        + "\n"
+    )
+    docs = score_docs(run, queries)
+    assert docs["doc"]["MRR@10"] == 0.5 and docs["doc"]["R@1"] == 0.0
+    assert docs["doc"]["lines@5"] == 13 and docs["doc"]["R@1k"] == 1.0
+    assert docs["name"]["R@10"] == 0.0 and docs["name"]["R@1k"] == 0.0
+    assert docs["all"]["n"] == 2
