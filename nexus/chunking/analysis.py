@@ -105,9 +105,15 @@ class FileAnalysis:
         callables = spec.method_kinds | (spec.function_kinds if spec.methods_in_classes else set())
         members = functions = 0
         span_kinds = self._span_kinds  # tested here first: Go files are half comments
-        for statement in self.top_nodes:
+        statements = list(self.top_nodes)
+        for statement in statements:  # grows: what a namespace holds is top-level too
             unit = self.unit_at(statement, None) if statement.type in span_kinds else None
             if unit is None:
+                continue
+            if unit.kind in spec.transparent_kinds:
+                definition = definition_below(statement, spec)
+                body = definition.child_by_field_name("body") if definition else None
+                statements += body.named_children if body else []
                 continue
             if unit.kind in FUNCTION_KINDS:
                 functions += 1

@@ -311,7 +311,8 @@ def _expand(
             stack.append((node.start_byte, end, node, enclosing, depth))
             stack.append((start, node.start_byte, None, enclosing, depth))
             continue
-        inside = (unit, depth + 1) if unit is not None else (enclosing, depth)
+        opens = unit is not None and unit.kind not in spec.transparent_kinds  # not a namespace
+        inside = (unit, depth + 1) if opens else (enclosing, depth)
         children = _items(node.children, analysis, *inside) if node is not None else []
         if not children:
             pieces.extend(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus.evaluation.doc_comments import remove_name, summary
+from nexus.evaluation.doc_summary import remove_name, summary
 from nexus.evaluation.generate import blank_file, blanked_repository, generate
 from nexus.evaluation.metrics import parse_queries
 from nexus.ingest.sources import Repository, open_repository
