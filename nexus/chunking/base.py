@@ -68,6 +68,8 @@ def _main_unit(
     if enclosing is not None and enclosing.kind in transparent:
         level = enclosing.parent
     at_level = [u for u in inside if u.parent == level] or ([] if enclosing else inside)
+    # A whole namespace is named after the largest unit it holds, not after itself.
+    at_level = [u for u in at_level if u.kind not in transparent] or at_level
     if at_level:
         return max(at_level, key=_size)
     return enclosing

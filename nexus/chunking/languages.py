@@ -371,7 +371,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             "ToString Equals GetHashCode GetType nameof typeof Add Remove Contains ContainsKey "
             "TryGetValue Count Any All First FirstOrDefault Single SingleOrDefault Where Select "
             "ToList ToArray ToDictionary OrderBy OrderByDescending Sum Max Min Format Join "
-            "Concat IsNullOrEmpty IsNullOrWhiteSpace WriteLine Write ConfigureAwait FromResult "
+            "Concat IsNullOrEmpty IsNullOrWhiteSpace WriteLine ConfigureAwait FromResult "
             "CompletedTask Dispose Console Math String Task List Dictionary HashSet Exception "
             "ArgumentNullException ArgumentException InvalidOperationException ThrowIfNull var"
         ),

@@ -203,11 +203,9 @@ _MARK = "\x00"
 def _mention_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(a code span that is ``name``, a mention of ``name`` as code in running text)."""
     n = re.escape(name)
-    whole_span = re.compile(
-        rf"(?:new\s+)?(?:[\w$]+(?:\(\))?(?:\.|#|::|\?\.))*(?:\.|#)?{n}(?:<.*>)?(?:\(.*\))?;?"
-    )
-    forms = [
-        rf"(?<![\w$.#:])(?:[\w$]+(?:\(\))?(?:\.|#|::|\?\.))+{n}{_CALL_TAIL}",  # Class.name
+    whole_span = re.compile(rf"(?:new\s+)?(?:[\w$.#:?()]*(?:\.|#|::))?{n}(?:<.*>)?(?:\(.*\))?;?")
+    forms = [  # Class.name, Foo#bar, Foo::bar, c.req.param(), .req.param()
+        rf"(?<![\w$])(?:\.|#|\?\.)?(?:[\w$]+(?:\(\))?(?:\.|#|::|\?\.))+{n}{_CALL_TAIL}",
         rf"(?<![\w$)\]])(?:\.|#|\?\.){n}{_CALL_TAIL}",  # .name() / #name
         rf"(?<![\w$.#])(?:new\s+)?{n}(?:<[^<>\s]*>)?\([^()]*\)",  # name(...)
     ]
