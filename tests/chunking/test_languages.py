@@ -552,7 +552,8 @@ BRACE_TEMPLATES = {
             "if ({n}) {{\n{b}\n}} else {{\n{b}\n}}",
         ),
         "declarations": (
-            "/// <summary>{n} docs</summary>\n[Obsolete]\npublic int {N}(int a) {{\n{b}\nreturn a;\n}}",
+            "/// <summary>{n} docs</summary>\n[Obsolete]\n"
+            "public int {N}(int a) {{\n{b}\nreturn a;\n}}",
             "class {N} {{\nvoid Run() {{\n{b}\n}}\npublic int P {{ get; set; }}\n}}",
             "private string {n} = {s};",
             "enum {N} {{ Red, Green }}",
@@ -756,7 +757,8 @@ KNOWLEDGE = {
         "src/Net/Sender.cs",
         "using System.Net.Sockets;",
         'class Sender {\n  /// <summary>\n  /// Sends the <paramref name="frame"/> to the peer.\n'
-        "  /// </summary>\n  void Send(Frame frame) {\n    socket.Write(Codec.Encode(frame));\n  }\n}\n",
+        "  /// </summary>\n  void Send(Frame frame) {\n"
+        "    socket.Write(Codec.Encode(frame));\n  }\n}\n",
         ("Sends the frame to the peer.", ["socket", "Write", "Codec", "Encode"]),
         "tests/Net.Tests/SenderTests.cs",
     ),
