@@ -24,7 +24,7 @@ from nexus.chunking.extract import (
 from nexus.chunking.imports import declared_exports, imported_names
 from nexus.chunking.languages import LANGUAGES, contains_jsx, error_ranges, parse
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
-from nexus.chunking.recovery import Recovery, recover
+from nexus.chunking.recovery import Recovery, recover, stretch
 from nexus.chunking.tokens import TokenIndex
 from nexus.types import Chunk, SourceFile, Unit
 
@@ -134,7 +134,8 @@ class FileAnalysis:
     def units(self) -> list[Unit]:
         """Every unit of the file, nested ones too, in source order."""
         roots = self.recovery.roots if self.recovery is not None else None
-        return extract_units(self.tree, self.language, roots)
+        units = extract_units(self.tree, self.language, roots)
+        return stretch(units, self.data, self.error_ranges)
 
     @cached_property
     def unit_table(self) -> UnitTable:

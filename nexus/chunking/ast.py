@@ -43,6 +43,7 @@ import tree_sitter
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.languages import LANGUAGES, LanguageSpec
 from nexus.chunking.profiles import DECLARATION_KINDS, FUNCTION_KINDS, MEMBER_KINDS, Profile
+from nexus.chunking.recovery import stretch
 from nexus.types import Unit
 
 Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)
@@ -256,7 +257,7 @@ def ast_spans(
     pieces, units = _expand(analysis, profile, splitter, min_tokens)
     groups = _merge_small(_pack(pieces, max_tokens, min_tokens), analysis, max_tokens, min_tokens)
     spans = _absorb_trivial(_tidy(groups, analysis, splitter), splitter)
-    return AstLayout(spans, units)
+    return AstLayout(spans, stretch(units, analysis.data, analysis.error_ranges))
 
 
 def _expand(
