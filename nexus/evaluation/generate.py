@@ -1,11 +1,12 @@
 """A query set made from a repository's own documented code.
 
 Each documented function or method gives a ``doc`` query (its doc comment's summary,
-its own name removed) with the definition as target, and where they single it out a
-``name`` query (its name) and a ``calls`` query (what it calls). The set is scored on
-a copy of the repository with every doc comment blanked (``blanked_repository``), so
-the answer is not in the indexed text. The rules are the benchmark sets' (see
-``doc_comments``); ``bench/generated_queries.py`` measures that they agree.
+its own name removed where it is written as code: ``doc_summary``) with the definition
+as target, and where they single it out a ``name`` query (its name) and a ``calls``
+query (what it calls, by its language's ``CallSyntax``). The set is scored on a copy of
+the repository with every doc comment blanked (``blanked_repository``), so the answer
+is not in the indexed text. The rules are the benchmark sets' (see ``doc_comments``);
+``bench/generated_queries.py`` measures that they agree.
 
 What such a set measures: finding a function from a description written like its doc
 comment (terse API prose), from its name, or from what it calls. What it does not:
