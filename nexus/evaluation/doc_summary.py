@@ -211,6 +211,8 @@ def _mention_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     ]
     if _looks_like_code(name):  # parse_body, parseBody, ParseBody: never a prose word
         forms.append(rf"(?<![\w$.#]){n}")
+    elif name[:1].isupper():  # Go's Wrap inside a sentence ("the point Wrap is called")
+        forms.append(rf"(?<=[^.!?\s] ){n}")
     mention = re.compile(rf"(?:{'|'.join(forms)})(?![\w$])")
     return whole_span, mention
 
@@ -239,9 +241,10 @@ def remove_name(marked: str, names: Iterable[str]) -> str:
     A mention is code: a code span that is the name or holds a mention of it
     (`` `.text()` ``, `` `c.req.param()` ``), and in running text a leading dot
     (``.body()``), a call (``parseBody()``), a qualified name (``Context.body``,
-    ``Foo#bar``, ``Foo::bar``), a name no prose word spells (``parse_body``), or the
-    name opening the summary (Go's "Get returns ..."). Never a part of another word
-    or a prose word: "text" stays in "renders text as text/plain".
+    ``Foo#bar``, ``Foo::bar``), a name no prose word spells (``parse_body``), a
+    capitalised name inside a sentence (Go's "the point Wrap is called"), or the name
+    opening the summary (Go's "Get returns ..."). Never a part of another word or a
+    prose word: "text" stays in "renders text as text/plain".
     """
     bare = _bare_names(names)
     if not bare:

@@ -429,6 +429,7 @@ def test_name_removal_on_real_doc_comments(language, doc, names, query):
         ("Call bar(x, y) once the socket is open.", ["bar"], "Call once the socket is open."),
         ("Use this?.bar() when the host is missing.", ["bar"], "Use when the host is missing."),
         ("Flushes what parseBody buffered so far.", ["parseBody"], "Flushes what buffered so far."),
+        ("at the point Wrap is called. Wrap it.", ["Wrap"], "at the point is called. Wrap it."),
     ],
 )  # fmt: skip
 def test_name_removal_keeps_prose(text, names, expected):
