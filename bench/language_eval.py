@@ -64,7 +64,7 @@ from nexus.chunking.analysis import analyze  # noqa: E402
 from nexus.chunking.languages import LANGUAGES, parse  # noqa: E402
 from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.evaluation.doc_comments import line_doc_summary  # noqa: E402
+from nexus.evaluation.doc_summary import line_doc_summary  # noqa: E402
 from nexus.evaluation.experiments import evaluate_config  # noqa: E402
 from nexus.evaluation.metrics import evaluate, load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from nexus.chunking.languages import LANGUAGES
+
 
 class Category(StrEnum):
     """What a file is, which decides whether it is chunked."""
@@ -31,9 +33,9 @@ class Category(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-#: Languages Nexus parses and chunks (the keys of ``nexus.chunking.languages.LANGUAGES``, a
-#: test checks); other recognised languages are only reported.
-CHUNKABLE_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "python", "go", "java", "rust"})
+#: Languages Nexus parses and chunks: one per ``LanguageSpec``; other recognised
+#: languages are only reported.
+CHUNKABLE_LANGUAGES = frozenset(LANGUAGES)
 
 #: Categories whose files may be chunked (when their language is chunkable); the file
 #: selection (``nexus.ingest.selection``) decides which are: by default only ``source``.

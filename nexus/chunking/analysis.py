@@ -24,7 +24,7 @@ from nexus.chunking.extract import (
 from nexus.chunking.imports import declared_exports, imported_names
 from nexus.chunking.languages import LANGUAGES, contains_jsx, error_ranges, parse
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
-from nexus.chunking.recovery import Recovery, recover
+from nexus.chunking.recovery import Recovery, recover, stretch
 from nexus.chunking.tokens import TokenIndex
 from nexus.types import Chunk, SourceFile, Unit
 
@@ -105,9 +105,15 @@ class FileAnalysis:
         callables = spec.method_kinds | (spec.function_kinds if spec.methods_in_classes else set())
         members = functions = 0
         span_kinds = self._span_kinds  # tested here first: Go files are half comments
-        for statement in self.top_nodes:
+        statements = list(self.top_nodes)
+        for statement in statements:  # grows: what a namespace holds is top-level too
             unit = self.unit_at(statement, None) if statement.type in span_kinds else None
             if unit is None:
+                continue
+            if unit.kind in spec.transparent_kinds:
+                definition = definition_below(statement, spec)
+                body = definition.child_by_field_name("body") if definition else None
+                statements += body.named_children if body else []
                 continue
             if unit.kind in FUNCTION_KINDS:
                 functions += 1
@@ -128,7 +134,8 @@ class FileAnalysis:
     def units(self) -> list[Unit]:
         """Every unit of the file, nested ones too, in source order."""
         roots = self.recovery.roots if self.recovery is not None else None
-        return extract_units(self.tree, self.language, roots)
+        units = extract_units(self.tree, self.language, roots)
+        return stretch(units, self.data, self.error_ranges)
 
     @cached_property
     def unit_table(self) -> UnitTable:

@@ -43,6 +43,7 @@ import tree_sitter
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.languages import LANGUAGES, LanguageSpec
 from nexus.chunking.profiles import DECLARATION_KINDS, FUNCTION_KINDS, MEMBER_KINDS, Profile
+from nexus.chunking.recovery import stretch
 from nexus.types import Unit
 
 Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)
@@ -256,7 +257,7 @@ def ast_spans(
     pieces, units = _expand(analysis, profile, splitter, min_tokens)
     groups = _merge_small(_pack(pieces, max_tokens, min_tokens), analysis, max_tokens, min_tokens)
     spans = _absorb_trivial(_tidy(groups, analysis, splitter), splitter)
-    return AstLayout(spans, units)
+    return AstLayout(spans, stretch(units, analysis.data, analysis.error_ranges))
 
 
 def _expand(
@@ -311,7 +312,8 @@ def _expand(
             stack.append((node.start_byte, end, node, enclosing, depth))
             stack.append((start, node.start_byte, None, enclosing, depth))
             continue
-        inside = (unit, depth + 1) if unit is not None else (enclosing, depth)
+        opens = unit is not None and unit.kind not in spec.transparent_kinds  # not a namespace
+        inside = (unit, depth + 1) if opens else (enclosing, depth)
         children = _items(node.children, analysis, *inside) if node is not None else []
         if not children:
             pieces.extend(

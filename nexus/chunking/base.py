@@ -10,6 +10,7 @@ import hashlib
 from bisect import bisect_left, bisect_right
 
 from nexus.chunking.analysis import FileAnalysis, UnitTable
+from nexus.chunking.languages import LANGUAGES
 from nexus.chunking.profiles import TYPE_KINDS
 from nexus.types import Chunk, Unit
 
@@ -26,7 +27,9 @@ def chunk_id(prefix: bytes, start: int, end: int, text: bytes) -> str:
     return digest.hexdigest()[:16]
 
 
-def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) -> Unit | None:
+def _main_unit(
+    table: UnitTable, first: int, last: int, start: int, end: int, transparent: frozenset[str]
+) -> Unit | None:
     """The unit the byte range ``[start, end)`` is about; ``units[first:last]`` are the
     units that start inside it.
 
@@ -35,6 +38,7 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     a range with none such is a piece of the innermost unit that contains it.
     A range that cuts a function across one of its ends (a line window, or a
     closing ``});`` joined to the next statement) is about the unit it holds most of.
+    A ``transparent`` unit (C# namespace) is no level: its units are at its own level.
     """
     units, enclosing_of = table.units, table.enclosing
     # Units the range overlaps without holding them whole: a piece of a long unit,
@@ -61,7 +65,11 @@ def _main_unit(table: UnitTable, first: int, last: int, start: int, end: int) ->
     if enclosing is not None and enclosing.kind not in TYPE_KINDS:
         return enclosing  # closures inside a piece of a function stay its own
     level = enclosing.qualname if enclosing is not None else None
+    if enclosing is not None and enclosing.kind in transparent:
+        level = enclosing.parent
     at_level = [u for u in inside if u.parent == level] or ([] if enclosing else inside)
+    # A whole namespace is named after the largest unit it holds, not after itself.
+    at_level = [u for u in at_level if u.kind not in transparent] or at_level
     if at_level:
         return max(at_level, key=_size)
     return enclosing
@@ -133,11 +141,12 @@ def build_chunks(
     stem = file_stem(path)
     prefix = id_prefix(repo, path, strategy)
     built = analysis.built
+    transparent = LANGUAGES[analysis.language].transparent_kinds
     chunks = []
     for start, end, token_count in spans:
         first = bisect_left(unit_starts, start)
         last = bisect_left(unit_starts, end, first)
-        main = _main_unit(units, first, last, start, end)
+        main = _main_unit(units, first, last, start, end, transparent)
         symbols = units.units[first:last]
         # The units met depend on the budget: the same range may hold others.
         where = (main.start_byte, main.end_byte) if main else None

@@ -98,13 +98,17 @@ def _function_value_name(
     return None
 
 
+#: Nodes that hold a declaration's modifiers: Java's list, C#'s one per keyword.
+_MODIFIER_HOLDERS = ("modifiers", "modifier")
+
+
 def _has_marker(node: tree_sitter.Node, markers: frozenset[str]) -> bool:
     """A child of ``node`` (or of its ``modifiers``) is one of ``markers``."""
     for child in node.children:
         kind = child.type
         if kind in markers:
             return True
-        if kind == "modifiers":  # a loop: a third faster than any() over a generator
+        if kind in _MODIFIER_HOLDERS:  # a loop: a third faster than any() over a generator
             for modifier in child.children:
                 if modifier.type in markers:
                     return True
@@ -211,6 +215,8 @@ def _classify(
         name = node_text(name_node)
         if kind_of in spec.constructor_kinds:
             return name, "constructor", node
+        if kind_of in spec.member_kinds:
+            return name, spec.member_kinds[kind_of], node
         return name, _method_kind(name_node, name, spec), node
     if kind_of in spec.function_value_kinds:
         return _function_value_name(node, spec)
@@ -355,7 +361,8 @@ def extract_units(
         enclosing = open_units[-1] if open_units else None
         unit = _unit(node, name, kind, span, enclosing, spec, declared)
         units.append(unit)
-        open_units.append(unit)
+        if kind not in spec.transparent_kinds:  # what a namespace holds is not inside it
+            open_units.append(unit)
     return units
 
 

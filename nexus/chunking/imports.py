@@ -47,7 +47,7 @@ def imported_names(tree: tree_sitter.Tree, language: str) -> Iterator[bytes]:
     Rust: the last segment of each ``use`` path or its alias.
     """
     spec = LANGUAGES[language]
-    if spec.import_paths:
+    if spec.import_paths or spec.import_aliases:
         yield from _spec_imports(tree, spec)
         return
     for statement in tree.root_node.named_children:
@@ -81,6 +81,9 @@ def _statement_imports(statement: tree_sitter.Node, spec: LanguageSpec) -> list[
     faster than ``children`` lists with ``field_name_for_child``).
     """
     names: list[bytes] = []
+    own_alias = spec.import_aliases.get(statement.type)  # C# ``using A = B;``
+    if own_alias and (alias_node := statement.child_by_field_name(own_alias)) is not None:
+        return [alias_node.text or b""]
     cursor = statement.walk()
     if not cursor.goto_first_child():
         return names

@@ -1,121 +1,50 @@
-"""Tree-sitter grammars and what each language calls a function, class, import, ...
+"""The languages Nexus chunks, one ``LanguageSpec`` each, and the grammar helpers.
 
-Kept as data so a new language is a new ``LanguageSpec``, not new branches in the
-chunker. Grammars come from the PyPI wheels; nothing is downloaded.
+Kept as data so a new language is a new ``LanguageSpec`` (``spec.py`` says what each
+field means), not new branches in the chunker, the query generator, previews or
+ranking. Grammars come from the PyPI wheels; nothing is downloaded.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cache, cached_property
+import re
+from functools import cache
 
 import tree_sitter
 
-#: The ``module`` attribute of each grammar's PyPI package and the function that
-#: returns its grammar (all pinned in pyproject.toml).
-Grammar = tuple[str, str]
+from nexus.chunking.spec import CallSyntax, DocStyle, LanguageSpec, load_grammar
 
 
-@dataclass(frozen=True)
-class LanguageSpec:
-    """Node kinds of one grammar, grouped by the role they play for chunking.
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
 
-    Everything ``extract.py`` and the chunker know about a language is here, so a
-    new language is a new entry in ``LANGUAGES`` (and its table-driven tests).
-    """
 
-    name: str
-    extensions: tuple[str, ...]
-    grammar: Grammar  # (PyPI module, function returning the grammar)
-    lexer: str  # Pygments lexer name, for the dashboard
-    function_kinds: frozenset[str]  # declarations that define a named function
-    function_value_kinds: frozenset[str]  # function values (arrow, lambda)
-    class_kinds: frozenset[str]
-    method_kinds: frozenset[str]
-    import_kinds: frozenset[str]
-    comment_kinds: frozenset[str]
-    decorator_kinds: frozenset[str]  # ride with the definition they precede
-    # Unit kind of each type-like node kind (interface, type alias, enum, struct...).
-    type_kinds: Mapping[str, str] = field(default_factory=dict)
-    # A type's kind read from its ``type`` field (Go ``type X struct``: struct).
-    type_shapes: Mapping[str, str] = field(default_factory=dict)
-    # The field holding a definition's name where it is not ``name`` (Rust ``impl``).
-    name_fields: Mapping[str, str] = field(default_factory=dict)
-    # Nodes around a definition that belong to its span (``export``, ``const x =``,
-    # ``@decorator``), with the fields that lead down to the definition; ``()`` for
-    # "its only named child".
-    wrappers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Where a function value gets its name: parent kind -> (name field, value field).
-    bindings: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    # Unit kind of each function-value node kind (default ``function_expression``).
-    value_kinds: Mapping[str, str] = field(default_factory=dict)
-    export_kinds: frozenset[str] = frozenset()  # ``export ...`` statements
-    jsx_kinds: frozenset[str] = frozenset()
-    # Overload signatures (``function f(a: string): void``): they ride with the
-    # implementation of the same name that follows them, like its doc comment.
-    signature_kinds: frozenset[str] = frozenset()
-    # A function directly inside a class is its method (Python ``def`` in ``class``).
-    methods_in_classes: bool = False
-    constructor_names: frozenset[str] = frozenset()
-    constructor_kinds: frozenset[str] = frozenset()
-    # The field of a method naming its owner type (Go's receiver).
-    receiver_field: str = ""
-    # How a definition is exported: "statement" (``export``), "public_name"
-    # (module-level, no leading ``_``, listed in ``__all__`` if there is one),
-    # "capitalized" (Go), "modifier" (a child, or a child of ``modifiers``, of a
-    # kind in ``public_markers``: Java ``public``, Rust ``pub``).
-    export_rule: str = "statement"
-    public_markers: frozenset[str] = frozenset()
-    # Imports (all but JS/TS, which have their own reader): what a top-level import
-    # binds. ``import_aliases``: node kind -> its alias field (``import a as b``);
-    # ``import_paths``: node kind -> which segment of its path it binds, "first"
-    # (Python ``import a.b``) or "last" (``java.util.List``); subtrees in
-    # ``import_skip`` fields (``from MODULE import``) or of a wildcard kind bind nothing.
-    import_aliases: Mapping[str, str] = field(default_factory=dict)
-    import_paths: Mapping[str, str] = field(default_factory=dict)
-    import_skip: frozenset[str] = frozenset()
-    import_wildcards: frozenset[str] = frozenset()
-    # Text that opens what follows it: a small chunk ending or starting with it joins
-    # the chunk after it (``class A {``, ``def f():`` , a comment, an import).
-    opener_tails: tuple[bytes, ...] = ()
-    opener_heads: tuple[bytes, ...] = ()
-    # The regex baseline of ``nexus functions`` and how it finds a block's end.
-    regex: str = ""
-    regex_blocks: str = "braces"  # or "indent"
-    # Units under ``min_tokens`` group with adjacent small units into one chunk (JS/TS:
-    # one-line arrows and getters). False: every unit that fits is a chunk of its own,
-    # however small (Python, chosen on bench/language_eval.py's tuning set: grouping
-    # put small defs together in chunks many lines long for a lower doc MRR@10).
-    groups_small_units: bool = True
-    # Statements that may hold definitions whole (Python ``try:`` / ``if`` / ``with``
-    # around a ``def``): a chunk that takes one whole is labelled with the units in it,
-    # which the top-down chunker would otherwise never visit.
-    definition_blocks: frozenset[str] = frozenset()
+#: Test folders of every language (a file under one is a test, whatever its name);
+#: each spec adds its own file-naming conventions (``LanguageSpec.test_paths``).
+TEST_FOLDERS = r"(^|/)(tests?|__tests__|spec|e2e|testing|testdata|fixtures|__mocks__)/"
 
-    @cached_property
-    def rider_kinds(self) -> frozenset[str]:
-        """Nodes that ride with the node they precede: comments and decorators."""
-        return self.comment_kinds | self.decorator_kinds
+_JS_BUILTINS = _names(
+    "call apply bind push pop shift unshift slice splice concat join indexOf lastIndexOf "
+    "includes hasOwnProperty toString valueOf keys values entries assign create "
+    "defineProperty isArray from of Object Array String Number Boolean Math JSON console "
+    "log require Error TypeError RangeError Symbol Promise then catch resolve reject super "
+    "parseInt parseFloat isNaN max min floor ceil round abs length forEach map filter "
+    "reduce some every toLowerCase toUpperCase trim split replace substring substr charAt "
+    "charCodeAt test exec match set get has delete add Set Map getPrototypeOf "
+    "setPrototypeOf freeze this undefined startsWith endsWith sort reverse fill find "
+    "findIndex flat Date RegExp Function WeakMap WeakSet"
+)
 
-    @cached_property
-    def unit_kinds(self) -> frozenset[str]:
-        """Node kinds that may define a unit (``extract.py`` decides which do)."""
-        return (
-            self.function_kinds
-            | self.function_value_kinds
-            | self.class_kinds
-            | frozenset(self.type_kinds)
-            | self.method_kinds
-        )
-
-    @cached_property
-    def node_kinds(self) -> frozenset[str]:
-        """Every node kind the grammar has: a test for a kind it lacks can be skipped."""
-        grammar = get_language(self.name)
-        return frozenset(grammar.node_kind_for_id(i) or "" for i in range(grammar.node_kind_count))
-
+#: JSDoc / TSDoc: the ``/** */`` right before a definition (one blank line at most;
+#: ``//`` comments and decorators between are skipped).
+_JSDOC = DocStyle(
+    comment_kinds=frozenset({"comment"}),
+    prefixes=(b"/**",),
+    runs=False,
+    max_gap=2,
+    skipped=frozenset({"decorator"}),
+    skip_line_comments=True,
+)
 
 _JS_WRAPPERS = {
     "export_statement": ("declaration", "value"),
@@ -150,6 +79,20 @@ _JS_COMMON = dict(
     },
     value_kinds={"arrow_function": "arrow"},
     constructor_names=frozenset({"constructor"}),
+    docs=_JSDOC,
+    calls=CallSyntax(
+        {"call_expression": "function", "new_expression": "constructor"},
+        frozenset({"member_expression"}),
+        "object",
+        "property",
+    ),
+    call_stoplist=_JS_BUILTINS,
+    # ``import``/``require``/re-exports and directives (``"use client"``).
+    import_line=(
+        r"""\s*(?:import\b|export\s+(?:\*|\{[^}]*\}?)\s*(?:from\b|$)|"""
+        r"""(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|["']use\s+(?:strict|client|server)["'])"""
+    ),
+    test_paths=r"[._-](test|spec)\.\w+$",
     opener_tails=(b"{", b"(", b"[", b"=>", b"=", b",", b"<", b">"),
     opener_heads=(b"//", b"/*", b"@", b"import"),
     regex=r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(",
@@ -208,6 +151,24 @@ LANGUAGES: dict[str, LanguageSpec] = {
         import_kinds=frozenset({"import_statement", "import_from_statement"}),
         comment_kinds=frozenset({"comment"}),
         decorator_kinds=frozenset(),  # inside decorated_definition, part of its span
+        # The docstring: the first statement of a module, class or ``def`` if a string.
+        docs=DocStyle(
+            comment_kinds=frozenset(),
+            prefixes=(),
+            runs=False,
+            max_gap=0,
+            summary="docstring",
+            blank_fill=b'""',
+        ),
+        calls=CallSyntax({"call": "function"}, frozenset({"attribute"}), "object", "attribute"),
+        call_stoplist=_names(
+            "len str int float bool list dict set tuple range enumerate zip map filter sorted "
+            "reversed isinstance issubclass hasattr getattr setattr iter next super print repr "
+            "type min max sum any all abs append extend pop get items keys values format join "
+            "split strip self cls object"
+        ),
+        import_line=r"\s*(?:import\b|from\s+\S+\s+import\b)",
+        test_paths=r"(^|/)test_[^/]*$|_test\.\w+$",  # pytest's default naming
         wrappers={
             "decorated_definition": ("definition",),
             "expression_statement": (),
@@ -241,6 +202,25 @@ LANGUAGES: dict[str, LanguageSpec] = {
         import_kinds=frozenset({"import_declaration"}),
         comment_kinds=frozenset({"comment"}),
         decorator_kinds=frozenset(),
+        # The run of ``//`` lines right above a declaration (``go doc``'s rule).
+        docs=DocStyle(
+            comment_kinds=frozenset({"comment"}),
+            prefixes=(b"//", b"/*"),
+            runs=True,
+            max_gap=1,
+            parents=frozenset({"source_file", "field_declaration_list", "interface_type"}),
+            summary="lines",
+        ),
+        calls=CallSyntax(
+            {"call_expression": "function"}, frozenset({"selector_expression"}), "operand", "field"
+        ),
+        call_stoplist=_names(
+            "append cap clear close complex copy delete imag len make max min new panic print "
+            "println real recover bool byte complex64 complex128 error float32 float64 int int8 "
+            "int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr any"
+        ),
+        import_line=r"\s*(?:package\s|import\b)",
+        test_paths=r"_test\.\w+$",
         type_kinds={"type_spec": "type", "type_alias": "type"},
         type_shapes={"struct_type": "struct", "interface_type": "interface"},
         wrappers={"type_declaration": ()},
@@ -265,6 +245,21 @@ LANGUAGES: dict[str, LanguageSpec] = {
         import_kinds=frozenset({"import_declaration"}),
         comment_kinds=frozenset({"line_comment", "block_comment"}),
         decorator_kinds=frozenset(),  # annotations are inside `modifiers`
+        # Javadoc: the ``/** */`` right before a definition.
+        docs=DocStyle(
+            comment_kinds=frozenset({"block_comment"}),
+            prefixes=(b"/**",),
+            runs=False,
+            max_gap=2,
+            skip_line_comments=True,
+        ),
+        # ``object.name(...)``: the object is read apart (``generate.called``).
+        calls=CallSyntax({"method_invocation": "name", "object_creation_expression": "type"}),
+        call_stoplist=_names(
+            "equals hashCode toString size isEmpty get set add put contains length valueOf "
+            "format println String Object Integer Long List Map Set ArrayList HashMap Objects"
+        ),
+        import_line=r"\s*(?:package\s|import\b)",
         type_kinds={
             "interface_declaration": "interface",
             "annotation_type_declaration": "interface",
@@ -293,6 +288,28 @@ LANGUAGES: dict[str, LanguageSpec] = {
         import_kinds=frozenset({"use_declaration"}),
         comment_kinds=frozenset({"line_comment", "block_comment"}),
         decorator_kinds=frozenset({"attribute_item", "inner_attribute_item"}),
+        # The run of ``///`` lines (or one ``/** */``) above an item, attributes between
+        # skipped; ``//!`` and ``/*! */`` are blanked too, never attached.
+        docs=DocStyle(
+            comment_kinds=frozenset({"line_comment", "block_comment"}),
+            prefixes=(b"///", b"/**"),
+            runs=True,
+            max_gap=1,
+            skipped=frozenset({"attribute_item"}),
+            blank_only=(b"//!", b"/*!"),
+            summary="lines",
+        ),
+        calls=CallSyntax(
+            {"call_expression": "function", "macro_invocation": "macro"},
+            frozenset({"field_expression", "scoped_identifier"}),
+            "value",
+            "field",
+        ),
+        call_stoplist=_names(
+            "unwrap expect clone into to_string to_owned iter len is_empty push get insert "
+            "map Ok Err Some Box Vec String new default format println panic assert"
+        ),
+        import_line=r"\s*(?:use\s|extern\s+crate\s)",
         type_kinds={
             "struct_item": "struct",
             "enum_item": "enum",
@@ -320,6 +337,74 @@ LANGUAGES: dict[str, LanguageSpec] = {
             r"(?:(?:const|async|unsafe|extern(?:[ \t]+\"[^\"]*\")?)[ \t]+)*fn[ \t]+(\w+)"
         ),
     ),
+    "csharp": LanguageSpec(
+        name="csharp",
+        extensions=(".cs",),
+        grammar=("tree_sitter_c_sharp", "language"),
+        lexer="csharp",
+        function_kinds=frozenset({"local_function_statement"}),
+        function_value_kinds=frozenset(),
+        class_kinds=frozenset({"class_declaration", "record_declaration"}),
+        method_kinds=frozenset(
+            {"method_declaration", "constructor_declaration", "property_declaration"}
+        ),
+        constructor_kinds=frozenset({"constructor_declaration"}),
+        member_kinds={"property_declaration": "property"},
+        import_kinds=frozenset({"using_directive"}),
+        comment_kinds=frozenset({"comment"}),
+        decorator_kinds=frozenset(),  # ``[Attribute]`` lists are inside the declaration
+        # XML doc comments: the run of ``///`` lines right above, read for ``<summary>``.
+        docs=DocStyle(
+            comment_kinds=frozenset({"comment"}),
+            prefixes=(b"///", b"/**"),
+            runs=True,
+            max_gap=1,
+            summary="xml",
+        ),
+        calls=CallSyntax(
+            {"invocation_expression": "function", "object_creation_expression": "type"},
+            frozenset({"member_access_expression"}),
+            "expression",
+            "name",
+        ),
+        call_stoplist=_names(
+            "ToString Equals GetHashCode GetType nameof typeof Add Remove Contains ContainsKey "
+            "TryGetValue Count Any All First FirstOrDefault Single SingleOrDefault Where Select "
+            "ToList ToArray ToDictionary OrderBy OrderByDescending Sum Max Min Format Join "
+            "Concat IsNullOrEmpty IsNullOrWhiteSpace WriteLine ConfigureAwait FromResult "
+            "CompletedTask Dispose Console Math String Task List Dictionary HashSet Exception "
+            "ArgumentNullException ArgumentException InvalidOperationException ThrowIfNull var"
+        ),
+        # ``using X;`` / ``using static X;`` / ``using A = X;`` and ``namespace X;``.
+        import_line=(
+            r"\s*(?:(?:global\s+)?using\s+(?:static\s+)?[\w.]+\s*;|"
+            r"using\s+\w+\s*=\s*[\w.]+(?:<[^;]*>)?\s*;|namespace\s+[\w.]+\s*;)"
+        ),
+        # xUnit / NUnit / MSTest conventions: ``OrderServiceTests.cs`` and a test
+        # project folder (``Tests/``, ``Shop.Tests/``).
+        test_paths=r"[a-z0-9]Tests?\.cs$|(^|/)([\w.]*\.)?Tests?/[^/]*\.cs$",
+        type_kinds={
+            "struct_declaration": "struct",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "delegate_declaration": "type",
+            "namespace_declaration": "namespace",
+        },
+        transparent_kinds=frozenset({"namespace"}),
+        export_rule="modifier",
+        public_markers=frozenset({"public"}),
+        # ``using System.Linq;`` opens a namespace and binds no name the code spells
+        # out; ``using Json = System.Text.Json;`` binds ``Json``.
+        import_aliases={"using_directive": "name"},
+        import_wildcards=frozenset({"identifier", "qualified_name", "generic_name"}),
+        **_BRACES,
+        opener_heads=(b"//", b"/*", b"[", b"using"),
+        regex=(
+            r"^[ \t]*(?:(?:public|protected|private|internal|static|virtual|override|"
+            r"abstract|sealed|async|extern|unsafe|new|partial)[ \t]+)+"
+            r"[\w<>\[\].,?() ]+[ \t]+(\w+)[ \t]*(?:<[^>]*>)?[ \t]*\("
+        ),
+    ),
 }
 
 
@@ -334,21 +419,38 @@ def language_for_path(path: str) -> str | None:
     return None
 
 
+@cache
+def _test_path_re() -> re.Pattern[str]:
+    return re.compile(
+        "|".join([TEST_FOLDERS, *(s.test_paths for s in LANGUAGES.values() if s.test_paths)])
+    )
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a path holds tests: under a test folder, or named as a test by the
+    conventions of any language (tests of one language sit beside code of another)."""
+    return _test_path_re().search(path) is not None
+
+
+@cache
+def import_line() -> re.Pattern[str]:
+    """A line of an import block in any of ``LANGUAGES`` (their specs' ``import_line``;
+    any, as a file of one language may hold another's, like JS in an HTML-ish TSX)."""
+    return re.compile("|".join(f"(?:{s.import_line})" for s in LANGUAGES.values()))
+
+
 def lexer_name(language: str | None) -> str:
     """The Pygments lexer for a language (its own name when Nexus does not chunk it)."""
     spec = LANGUAGES.get(language or "")
     return spec.lexer if spec is not None else (language or "text")
 
 
-@cache
 def get_language(language: str) -> tree_sitter.Language:
     """The tree-sitter grammar of one of ``LANGUAGES``, from its PyPI wheel."""
     spec = LANGUAGES.get(language)
     if spec is None:
         raise ValueError(f"no grammar for language {language!r}; known: {sorted(LANGUAGES)}")
-    module_name, function = spec.grammar
-    module = importlib.import_module(module_name)
-    return tree_sitter.Language(getattr(module, function)())
+    return load_grammar(spec.grammar)
 
 
 @cache

@@ -18,7 +18,7 @@ from nexus.types import Unit
 FUNCTION_KINDS = frozenset(
     {"function", "arrow", "function_expression", "wrapped_function", "lambda"}
 )
-MEMBER_KINDS = frozenset({"method", "constructor", "getter", "setter"})
+MEMBER_KINDS = frozenset({"method", "constructor", "getter", "setter", "property"})
 TYPE_KINDS = frozenset(
     {"class", "interface", "type", "enum", "namespace", "struct", "trait", "impl"}
 )

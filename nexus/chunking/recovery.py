@@ -15,6 +15,12 @@ failing blocks are then parsed together (a statement cut at a column-0 line, suc
 a template literal's content, parses whole), and what still fails is the broken
 region: its own parse gives its nodes and the only error ranges of the file.
 
+A declaration that still fails (hono's three interfaces of call signatures, or one
+whose errors leave the root a program) is read only in part: its unit ends where the
+parser gave up, and the rest of it was module code. So a unit that opens a block
+holding an error is stretched to the block's end (``stretch``): the chunks inside the
+declaration are its pieces and carry its name.
+
 Only a file whose root is ERROR pays for this; one that parses cleanly, or whose
 errors sit inside statements, is not touched.
 """
@@ -22,11 +28,14 @@ errors sit inside statements, is not touched.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, replace
+from itertools import accumulate
 
 import tree_sitter
 
 from nexus.chunking.languages import error_ranges, get_language
+from nexus.types import Unit
 
 #: A line that may start a top-level statement: it opens at column 0 with a word, a
 #: comment, a decorator or an attribute (``#[derive]``), not with a closing bracket,
@@ -129,3 +138,32 @@ def _assemble(trees: list[tuple[tree_sitter.Tree, bool]]) -> Recovery:
             errors += error_ranges(tree)
             broken.append((root.start_byte, root.end_byte))
     return Recovery(top_nodes, roots, sorted(errors), broken)
+
+
+def stretch(units: list[Unit], data: bytes, errors: list[tuple[int, int]]) -> list[Unit]:
+    """``units`` with each one that opens a block holding an error ending where the
+    block ends (its declaration, as far as column 0 tells: up to the next top-level
+    statement, trailing blank lines left out), not where the parser gave up; the others
+    unchanged. ``errors``: the file's error ranges, sorted; none costs nothing."""
+    if not errors:
+        return units
+    starts = [0] + [m.start() for m in _STATEMENT_START.finditer(data) if m.start() > 0]
+    error_starts = [a for a, _ in errors]
+    reach = list(accumulate((b for _, b in errors), max))  # furthest error end so far
+    ends = {}
+    for start, end in zip(starts, [*starts[1:], len(data)], strict=True):
+        before = bisect_left(error_starts, end)  # errors that start before the block ends
+        if before and reach[before - 1] > start:
+            ends[start] = start + len(data[start:end].rstrip())
+    out, stretched = [], set()
+    for unit in units:  # sorted by start, the outermost first
+        end = ends.get(unit.start_byte)
+        if end is not None and unit.end_byte < end and unit.start_byte not in stretched:
+            stretched.add(unit.start_byte)  # only the outermost unit at the block's start
+            unit = replace(
+                unit,
+                end_byte=end,
+                end_line=unit.start_line + data.count(b"\n", unit.start_byte, end),
+            )
+        out.append(unit)
+    return out

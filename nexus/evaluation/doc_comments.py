@@ -1,7 +1,8 @@
 """Doc comments: which comment documents which definition, its summary, and blanking.
 
 The rules are those of the benchmark sets (``shared/eval`` for JS/TS, ``bench/
-language_eval.py`` for Python and Go), kept as data per language:
+language_eval.py`` for Python and Go), kept as data in each language's spec
+(``LanguageSpec.docs``, a ``DocStyle``):
 
 * JS/TS and Java: the ``/** */`` comment right before a definition (at most one blank
   line between; ``//`` comments and decorators in between are skipped);
@@ -9,7 +10,9 @@ language_eval.py`` for Python and Go), kept as data per language:
 * Go: the run of ``//`` comments on lines of their own ending on the line right above
   a declaration (``go doc``'s rule);
 * Rust: the run of ``///`` comments (or one ``/** */``) above an item, attributes in
-  between skipped; ``//!`` and ``/*! */`` are blanked too, never targets.
+  between skipped; ``//!`` and ``/*! */`` are blanked too, never targets;
+* C#: the run of ``///`` XML doc lines right above (attributes are inside the
+  declaration); the summary is the text of ``<summary>``.
 
 Blanking keeps every line number: a doc comment becomes as many newlines as it spans
 (``""`` first in Python, so the body stays valid; one space for a comment inside a
@@ -18,71 +21,14 @@ line), and the lines it leaves holding only whitespace are emptied.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter
 
 from nexus.chunking.languages import LANGUAGES, get_language
+from nexus.chunking.spec import DocStyle
 
-
-@dataclass(frozen=True)
-class DocStyle:
-    """What a doc comment is in one language and how its summary is read."""
-
-    comment_kinds: frozenset[str]  # node kinds a doc comment can have
-    prefixes: tuple[bytes, ...]  # a doc comment's text starts with one of these
-    runs: bool  # consecutive line comments form one doc comment (Go, Rust ``///``)
-    max_gap: int  # rows from the doc's last line to the definition's first, at most
-    skipped: frozenset[str] = frozenset()  # nodes between doc and definition (decorators)
-    skip_line_comments: bool = False  # ``//`` comments between are skipped (JS/TS)
-    parents: frozenset[str] | None = None  # where docs may stand (None: anywhere)
-    blank_only: tuple[bytes, ...] = ()  # doc comments blanked, never attached (``//!``)
-    summary: str = "block"  # "block" (JSDoc / Javadoc) or "lines" (Go, Rust)
-
-
-_JSDOC = DocStyle(
-    comment_kinds=frozenset({"comment"}),
-    prefixes=(b"/**",),
-    runs=False,
-    max_gap=2,
-    skipped=frozenset({"decorator"}),
-    skip_line_comments=True,
-)
-
-#: The doc comment rules of each language (Python's docstrings are read apart).
-DOC_STYLES: dict[str, DocStyle] = {
-    "javascript": _JSDOC,
-    "typescript": _JSDOC,
-    "tsx": _JSDOC,
-    "java": DocStyle(
-        comment_kinds=frozenset({"block_comment"}),
-        prefixes=(b"/**",),
-        runs=False,
-        max_gap=2,
-        skip_line_comments=True,
-    ),
-    "go": DocStyle(
-        comment_kinds=frozenset({"comment"}),
-        prefixes=(b"//", b"/*"),
-        runs=True,
-        max_gap=1,
-        parents=frozenset({"source_file", "field_declaration_list", "interface_type"}),
-        summary="lines",
-    ),
-    "rust": DocStyle(
-        comment_kinds=frozenset({"line_comment", "block_comment"}),
-        prefixes=(b"///", b"/**"),
-        runs=True,
-        max_gap=1,
-        skipped=frozenset({"attribute_item"}),
-        blank_only=(b"//!", b"/*!"),
-        summary="lines",
-    ),
-}
-#: What a blanked doc comment leaves before its newlines.
-BLANK_FILL = {"python": b'""'}
 PYTHON_OWNERS = frozenset({"module", "function_definition", "class_definition"})
 
 
@@ -106,15 +52,17 @@ class FileDocs:
     blanks: tuple[tuple[int, int], ...]
 
 
-def supported(language: str) -> bool:
-    return language == "python" or language in DOC_STYLES
+def supported(language: str | None) -> bool:
+    """Whether doc comments of ``language`` are read (every chunkable language's are)."""
+    return language in LANGUAGES
 
 
 def find_docs(tree: tree_sitter.Tree, language: str) -> FileDocs:
-    """The doc comments of a parsed file, by the rules of ``language``."""
-    if language == "python":
+    """The doc comments of a parsed file, by the rules of ``language`` (its spec's
+    ``docs``)."""
+    style = LANGUAGES[language].docs
+    if style.summary == "docstring":
         return _python_docs(tree)
-    style = DOC_STYLES[language]
     comments = _comments(tree, language)
     blanks = [
         (c.start_byte, c.end_byte)
@@ -133,7 +81,8 @@ def find_docs(tree: tree_sitter.Tree, language: str) -> FileDocs:
 
 @cache
 def _comment_query(language: str) -> tree_sitter.Query:
-    kinds = sorted(DOC_STYLES[language].comment_kinds & LANGUAGES[language].node_kinds)
+    spec = LANGUAGES[language]
+    kinds = sorted(spec.docs.comment_kinds & spec.node_kinds)
     return tree_sitter.Query(get_language(language), " ".join(f"({k}) @c" for k in kinds))
 
 
@@ -219,7 +168,7 @@ def blank(data: bytes, spans: tuple[tuple[int, int], ...], language: str) -> byt
     """``data`` with each span (bytes) blanked, every line number unchanged."""
     if not spans:
         return data
-    fill = BLANK_FILL.get(language, b"")
+    fill = LANGUAGES[language].docs.blank_fill
     out, last, touched = bytearray(), 0, set()
     for start, end in spans:
         newlines = data.count(b"\n", start, end)
@@ -234,151 +183,3 @@ def blank(data: bytes, spans: tuple[tuple[int, int], ...], language: str) -> byt
         if row < len(lines) and not lines[row].strip():
             lines[row] = b""
     return b"\n".join(lines)
-
-
-# --- summaries: the doc query's text --------------------------------------------------
-
-#: The longest summary, in words, before it is cut at a sentence (then hard at ``HARD_MAX``).
-MAX_WORDS = 40
-HARD_MAX = 60
-_HTML_TAGS = (
-    "span|p|br|code|b|i|em|strong|a|pre|ul|li|ol|div|img|sup|sub|kbd|tt|h[1-6]|table|tr|"
-    "td|th|blockquote|hr|dl|dt|dd|small"
-)
-_SUMMARY_TAGS = ("@summary", "@description", "@desc", "@classdesc")
-_INLINE_RULES = (  # (pattern, replacement): links, HTML and markup down to their words
-    (r"!\[[^\]]*\]\([^)]*\)", " "),
-    (r"\{@(?:link|linkcode|linkplain|code|see)\s+([^}|\s]+)\s*\|\s*([^}]*)\}", r"\2"),
-    (r"\{@(?:link|linkcode|linkplain)\s+([^}\s]+)\s+([^}]+)\}", r"\2"),
-    (r"\{@(?:link|linkcode|linkplain|code|see|inheritDoc|inheritdoc)\s*([^}]*)\}", r"\1"),
-    (r"\[\[([^\]]+)\]\]", r"\1"),
-    (r"\[([^\]]+)\]\([^)]*\)", r"\1"),
-)
-
-
-def summary(doc: str, language: str) -> str:
-    """The doc query's text: the summary of a doc comment's own text ("" if none)."""
-    if language == "python":
-        return docstring_summary(doc)
-    if DOC_STYLES[language].summary == "lines" and not doc.startswith("/**"):
-        return line_doc_summary(doc)
-    return block_doc_summary(doc)
-
-
-def words(text: str) -> int:
-    """Words that hold a letter or digit (``-`` and ``*`` alone do not count)."""
-    return sum(1 for word in text.split() if re.search(r"[A-Za-z0-9]", word))
-
-
-def _clean_inline(text: str) -> str:
-    for pattern, replacement in _INLINE_RULES:
-        text = re.sub(pattern, replacement, text)
-    text = re.sub(rf"</?(?:{_HTML_TAGS})\b[^<>]*>", " ", text, flags=re.I)
-    for entity, char in (("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"), ("&nbsp;", " ")):
-        text = text.replace(entity, char)
-    return " ".join(text.replace("`", "").replace("**", "").split())
-
-
-def _shorten(text: str) -> str:
-    """Whole sentences up to ``MAX_WORDS`` words (the first one always), at most ``HARD_MAX``."""
-    if words(text) <= MAX_WORDS:
-        return text
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`'\"(\[])", text)
-    out = sentences[0]
-    for sentence in sentences[1:]:
-        if words(f"{out} {sentence}") > MAX_WORDS:
-            break
-        out += " " + sentence
-    return " ".join(out.split()[:HARD_MAX]) if words(out) > HARD_MAX else out
-
-
-def block_doc_summary(raw: str) -> str:
-    """The first paragraph of a ``/** */`` comment's free text (else its ``@summary`` or
-    ``@description``), stopped at a blank line, code fence, heading, example or list."""
-    body = raw[3:-2] if raw.endswith("*/") else raw[3:]
-    lines = [re.sub(r"^\s*\*(?!/) ?", "", line.rstrip()) for line in body.split("\n")]
-    free: list[str] = []
-    tags: list[tuple[str, list[str]]] = []
-    for line in lines:
-        tag = re.match(r"@(\w+)\s*(.*)", line.strip())
-        if tag:
-            tags.append(("@" + tag.group(1), [tag.group(2)]))
-        elif tags:
-            tags[-1][1].append(line)
-        else:
-            free.append(line)
-    candidates = [free] + [body for want in _SUMMARY_TAGS for name, body in tags if name == want]
-    for candidate in candidates:
-        text = _clean_inline(" ".join(_first_paragraph(candidate)))
-        if text:
-            return _shorten(text)
-    return ""
-
-
-def _first_paragraph(lines: list[str]) -> list[str]:
-    paragraph: list[str] = []
-    in_code = False
-    for line in lines:
-        text = line.strip()
-        if text.startswith(("```", "~~~")):
-            if paragraph:
-                break
-            in_code = not in_code
-        elif in_code:
-            continue
-        elif not text or re.match(r"^(#+\s|example\b|examples?:|usage:|<pre|\|)", text, re.I):
-            if paragraph:
-                break
-        elif paragraph and re.match(r"^([-*+]|\d+[.)])\s", text):
-            break  # a bullet list ends the summary paragraph
-        else:
-            paragraph.append(text)
-    return paragraph
-
-
-def first_sentence(paragraph: str) -> str:
-    """The first sentence of a paragraph, at most ``MAX_WORDS`` words, backticks dropped."""
-    sentence = re.split(r"(?<=[.!?])\s", " ".join(paragraph.split()), maxsplit=1)[0]
-    return " ".join(sentence.split()[:MAX_WORDS]).replace("`", "")
-
-
-def docstring_summary(doc: str) -> str:
-    """The first sentence of a docstring's first paragraph."""
-    text = re.sub(r"^[rRbBuU]{0,2}(\"\"\"|'''|\"|')", "", doc.strip())
-    text = text.strip().strip("\"'").strip()
-    first = re.split(r"\n\s*\n|\n\s*(?:>>>|Example|Args:|Parameters|:param)", text)[0]
-    return first_sentence(first)
-
-
-def line_doc_summary(doc: str) -> str:
-    """The first sentence of a ``//`` / ``///`` doc comment's first paragraph (indented
-    code, ``Deprecated:`` and doc links' brackets left out)."""
-    lines: list[str] = []
-    for raw in doc.splitlines():
-        line = re.sub(r"^\s*(///?|/\*+|\*+/?)", "", raw).removesuffix("*/")
-        if not line.strip() or line.startswith(("\t", "   ")):
-            if lines:
-                break
-            continue
-        if line.strip().startswith("Deprecated:"):
-            break
-        lines.append(line.strip())
-    return first_sentence(re.sub(r"\[([^\]\s]+)\]", r"\1", " ".join(lines)))
-
-
-def remove_name(text: str, names: list[str]) -> str:
-    """``text`` without verbatim, whole-identifier mentions of the definition's own
-    names (qualified forms too: ``Foo#bar()``, ``res.bar``, ``bar()``)."""
-    mark = "\x00"
-    original = text
-    for name in sorted({n for n in names if n}, key=len, reverse=True):
-        text = re.sub(
-            rf"(?<![\w$#.])(?:[\w$]+[#.])*{re.escape(name)}(?:\(\))?(?![\w$])", mark, text
-        )
-    if text == original:
-        return text
-    text = re.sub(rf"\(\s*{mark}\s*\)", mark, text)  # "(name)"
-    text = re.sub(rf"(['\"`])\s*{mark}\s*\1", mark, text)  # "'name'"
-    text = re.sub(rf"\s*{mark}\s*(?=[,.;:!?)](?:\s|$))", "", text)  # "name."
-    text = " ".join(text.replace(mark, " ").split())
-    return re.sub(r"^[,.;:]\s*", "", text)

@@ -1,11 +1,12 @@
 """A query set made from a repository's own documented code.
 
 Each documented function or method gives a ``doc`` query (its doc comment's summary,
-its own name removed) with the definition as target, and where they single it out a
-``name`` query (its name) and a ``calls`` query (what it calls). The set is scored on
-a copy of the repository with every doc comment blanked (``blanked_repository``), so
-the answer is not in the indexed text. The rules are the benchmark sets' (see
-``doc_comments``); ``bench/generated_queries.py`` measures that they agree.
+its own name removed where it is written as code: ``doc_summary``) with the definition
+as target, and where they single it out a ``name`` query (its name) and a ``calls``
+query (what it calls, by its language's ``CallSyntax``). The set is scored on a copy of
+the repository with every doc comment blanked (``blanked_repository``), so the answer
+is not in the indexed text. The rules are the benchmark sets' (see ``doc_comments``);
+``bench/generated_queries.py`` measures that they agree.
 
 What such a set measures: finding a function from a description written like its doc
 comment (terse API prose), from its name, or from what it calls. What it does not:
@@ -28,14 +29,8 @@ import tree_sitter
 from nexus.chunking.extract import extract_units
 from nexus.chunking.languages import LANGUAGES, parse
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS
-from nexus.evaluation.doc_comments import (
-    blank,
-    find_docs,
-    remove_name,
-    summary,
-    supported,
-    words,
-)
+from nexus.evaluation.doc_comments import blank, find_docs, supported
+from nexus.evaluation.doc_summary import marked_summary, plain, remove_name, words
 from nexus.ingest.sources import Repository
 from nexus.types import SourceFile, Unit
 
@@ -46,61 +41,6 @@ TARGET_KINDS = FUNCTION_KINDS | MEMBER_KINDS
 ACCESSORS = ("getter", "setter")
 VARIANTS = ("doc", "name", "calls")
 
-
-def _names(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_JS_BUILTINS = _names(
-    "call apply bind push pop shift unshift slice splice concat join indexOf lastIndexOf "
-    "includes hasOwnProperty toString valueOf keys values entries assign create "
-    "defineProperty isArray from of Object Array String Number Boolean Math JSON console "
-    "log require Error TypeError RangeError Symbol Promise then catch resolve reject super "
-    "parseInt parseFloat isNaN max min floor ceil round abs length forEach map filter "
-    "reduce some every toLowerCase toUpperCase trim split replace substring substr charAt "
-    "charCodeAt test exec match set get has delete add Set Map getPrototypeOf "
-    "setPrototypeOf freeze this undefined startsWith endsWith sort reverse fill find "
-    "findIndex flat Date RegExp Function WeakMap WeakSet"
-)
-#: Callees that say nothing about intent: each language's built-ins and ubiquitous
-#: helpers (JS, Python and Go as in the benchmark sets).
-CALL_STOPLISTS = {
-    "javascript": _JS_BUILTINS,
-    "typescript": _JS_BUILTINS,
-    "tsx": _JS_BUILTINS,
-    "python": _names(
-        "len str int float bool list dict set tuple range enumerate zip map filter sorted "
-        "reversed isinstance issubclass hasattr getattr setattr iter next super print repr "
-        "type min max sum any all abs append extend pop get items keys values format join "
-        "split strip self cls object"
-    ),
-    "go": _names(
-        "append cap clear close complex copy delete imag len make max min new panic print "
-        "println real recover bool byte complex64 complex128 error float32 float64 int int8 "
-        "int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr any"
-    ),
-    "java": _names(
-        "equals hashCode toString size isEmpty get set add put contains length valueOf "
-        "format println String Object Integer Long List Map Set ArrayList HashMap Objects"
-    ),
-    "rust": _names(
-        "unwrap expect clone into to_string to_owned iter len is_empty push get insert "
-        "map Ok Err Some Box Vec String new default format println panic assert"
-    ),
-}
-#: Per language: (call node kinds, field of the callee, member-access kinds, the
-#: member access's receiver field, its name field).
-CALLS = {
-    "javascript": ({"call_expression": "function", "new_expression": "constructor"},
-                   {"member_expression"}, "object", "property"),
-    "python": ({"call": "function"}, {"attribute"}, "object", "attribute"),
-    "go": ({"call_expression": "function"}, {"selector_expression"}, "operand", "field"),
-    "java": ({"method_invocation": "name", "object_creation_expression": "type"},
-             set(), "", ""),
-    "rust": ({"call_expression": "function", "macro_invocation": "macro"},
-             {"field_expression", "scoped_identifier"}, "value", "field"),
-}  # fmt: skip
-CALLS["typescript"] = CALLS["tsx"] = CALLS["javascript"]
 
 SKIPS = {  # reason -> what the count line says
     "not_function": "classes and types (targets are functions and methods)",
@@ -290,8 +230,9 @@ def _walk(node: tree_sitter.Node):
 def called(node: tree_sitter.Node, language: str, own: set[str]) -> list[str]:
     """Identifiers called under ``node``, first call first, built-ins and ``own`` left
     out, at most ``MAX_CALLS``: ``f()`` -> f; ``x.m()`` -> x m (``x`` a plain name)."""
-    kinds, members, receiver, name = CALLS[language]
-    stoplist = CALL_STOPLISTS[language]
+    spec = LANGUAGES[language]
+    syntax, stoplist = spec.calls, spec.call_stoplist
+    kinds, members, receiver, name = syntax.kinds, syntax.members, syntax.receiver, syntax.name
     found: list[str] = []
 
     def add(text: str) -> None:
@@ -350,8 +291,8 @@ def select(candidates: list[Candidate]) -> tuple[list[tuple[Candidate, str, str]
         if c.unit.kind not in TARGET_KINDS:
             skipped["not_function"] += 1
             continue
-        text = summary(c.doc, c.language)
-        query = remove_name(text, [c.unit.name, c.unit.qualname])
+        marked = marked_summary(c.doc, c.language)
+        text, query = plain(marked), remove_name(marked, [c.unit.name, c.unit.qualname])
         reason = (
             "short_summary" if words(text) < MIN_WORDS
             else "short_after_name" if words(query) < MIN_WORDS

@@ -10,7 +10,7 @@ is still reported, with a reason a person can check.
 2. too_large  -- more than ``max_file_bytes`` bytes.
 3. lockfile   -- package-lock.json, yarn.lock, pnpm-lock.yaml, ...
 4. unsupported language -- code in a language Nexus has no grammar for
-                 (C, Ruby, PHP, Kotlin, Swift, C#, Vue, Svelte, CSS, shell ...):
+                 (C, Ruby, PHP, Kotlin, Swift, Vue, Svelte, CSS, shell ...):
                  reason ``unsupported language (ruby): ...``, listed, never chunked.
 5. minified   -- ``*.min.*``, or a code file whose lines are far too long: most of
                  its characters in lines over 1000 characters, or a mean line length
@@ -198,6 +198,7 @@ _TEST_DIR_RULES = tuple(
         ("*-tests/", r".-tests?$"),  # browser-integration-tests, e2e-tests, app-test
         ("*_tests/", r"._tests?$"),
         ("*-e2e/", r".[-_]e2e$"),  # Nx puts an app's end-to-end suite beside it
+        ("*.Tests/", r".\.tests?$"),  # a .NET test project: Shop.Tests/
     )
 )
 _TEST_NAME_PATTERNS = (
@@ -210,7 +211,9 @@ _TEST_NAME_PATTERNS = (
     ("conftest.py", re.compile(r"^conftest\.py$")),
     # JUnit by Surefire's and Failsafe's default includes; matched on the name as written
     ("*Test.java", re.compile(r"[a-z0-9](Tests?|IT)\.java$")),
+    ("*Tests.cs", re.compile(r"[a-z0-9]Tests?\.cs$")),  # xUnit, NUnit, MSTest
 )
+_CASED_NAME_PATTERNS = frozenset({"*Test.java", "*Tests.cs"})  # matched as written
 _CONFIG_NAMES = _words(
     "package.json deno.json deno.jsonc .babelrc .editorconfig .npmrc .nvmrc .yarnrc "
     ".browserslistrc .gitignore .gitattributes .npmignore .dockerignore dockerfile "
@@ -432,7 +435,7 @@ def _test_match(name: str, dirs: tuple[str, ...]) -> str | None:
             shown = "" if pattern == f"{folder}/" else f" (folder '{folder}/')"
             return f"matches test pattern '{pattern}'{shown}"
     for pattern, regex in _TEST_NAME_PATTERNS:
-        if regex.search(name if pattern == "*Test.java" else name.lower()):
+        if regex.search(name if pattern in _CASED_NAME_PATTERNS else name.lower()):
             return f"matches test pattern '{pattern}'"
     return None
 

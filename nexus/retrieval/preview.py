@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nexus.chunking.languages import import_line
 from nexus.retrieval.lexical import terms
 from nexus.types import Chunk
 
@@ -19,13 +20,6 @@ from nexus.types import Chunk
 PREVIEW_LINES = 10
 #: Lines shown above the first matching line, when the window has room.
 CONTEXT_LINES = 2
-#: A line of an import block (JS/TS ``import``/``require``/re-exports, Python, Go, Java, Rust).
-_IMPORT = re.compile(
-    r"""\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\}?)\s*(?:from\b|$)|
-    package\s|use\s|extern\s+crate\s|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|
-    ["']use\s+(?:strict|client|server)["'])""",
-    re.VERBOSE,
-)
 _OPENERS, _CLOSERS = "({[", ")}]"
 
 
@@ -74,16 +68,17 @@ def _best_window(found: list[set[str]], size: int) -> int:
 
 
 def _head(lines: list[str], symbol: str | None) -> int:
-    """The line where the unit ``symbol`` is defined, else the first past the imports."""
+    """The line where the unit ``symbol`` is defined, else the first past the imports
+    (``import_line``: each language's spec says what its import lines look like)."""
     if symbol:
         name = re.compile(rf"\b{re.escape(symbol.rsplit('.', 1)[-1])}\b")
         for index, line in enumerate(lines):
             if name.search(line):
                 return index
-    index, depth = 0, 0
+    index, depth, imports = 0, 0, import_line()
     while index < len(lines):
         line = lines[index]
-        if depth == 0 and line.strip() and not _IMPORT.match(line):
+        if depth == 0 and line.strip() and not imports.match(line):
             break
         # An import that spans lines (``import {``, ``from x import (``, Go's ``import (``).
         depth = max(

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from nexus.chunking.languages import is_test_path
 from nexus.config import ChunkConfig
 from nexus.retrieval.lexical import terms
 from nexus.retrieval.windows import gather, window_chunk
@@ -340,10 +341,6 @@ def _words_meeting(query_terms: frozenset[str], word: str) -> frozenset[str]:
     )
 
 
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|e2e|testing|testdata|fixtures|__mocks__)/"
-    r"|(^|/)test_[^/]*$|_test\.\w+$|[._-](test|spec)\.\w+$"
-)
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|benches)/")
 _COMPAT_PATH = re.compile(r"(^|/)(compat|legacy|deprecated|v[0-9]+)(/|\.|_)|_compat\.\w+$")
 _BARREL_NAME = re.compile(r"(^|/)(__init__\.py|index\.[jt]sx?|mod\.rs|lib\.rs)$")
@@ -353,7 +350,7 @@ _EXPORT_LINE = re.compile(r"\s*(export\s|import\s|from\s|pub\s+use\s|module\.exp
 @lru_cache(maxsize=65536)
 def _path_priors(path: str) -> tuple[str, ...]:
     found = []
-    if _TEST_PATH.search(path):
+    if is_test_path(path):  # test folders, and each language's test file names
         found.append("test_file")
     if _EXAMPLE_PATH.search(path):
         found.append("example_file")

@@ -17,7 +17,13 @@ from nexus.types import CHUNKABLE_LANGUAGES
 from tests.chunking.test_chunking_invariants import check_invariants
 from tests.helpers import analyze_text
 
-PATHS = {"python": "pkg/mod.py", "go": "pkg/mod.go", "java": "pkg/Mod.java", "rust": "src/m.rs"}
+PATHS = {
+    "python": "pkg/mod.py",
+    "go": "pkg/mod.go",
+    "java": "pkg/Mod.java",
+    "rust": "src/m.rs",
+    "csharp": "src/Shop/Mod.cs",
+}
 
 
 def chunk(text: str, language: str, **settings_):
@@ -32,6 +38,42 @@ def units_of(text: str, language: str) -> set[tuple]:
     units = analyze_text(text, PATHS[language], language).units
     return {(u.qualname, u.kind, u.start_line, u.end_line, u.exported) for u in units}
 
+
+_CS = """using System;
+
+namespace Shop.Orders
+{
+    /// <summary>Keeps orders.</summary>
+    [Serializable]
+    public class OrderService
+    {
+        private readonly int _x;
+        public OrderService(int x) { _x = x; }
+
+        /// <summary>
+        /// Adds the line to the cart.
+        /// </summary>
+        public async Task<int> AddLine(Line line) => await Foo(line);
+
+        public int Count { get; set; }
+
+        internal void Merge(OrderService other)
+        {
+            string Key(Line l) => l.Sku;
+            foreach (var line in other.Lines)
+            {
+                Add(Key(line), line);
+            }
+        }
+    }
+
+    public struct Point { public int X; }
+    interface IOrders { int AddLine(Line line); }
+    public enum Color { Red, Green }
+    public record Money(decimal Amount, string Currency);
+    public delegate void Handler(int x);
+}
+"""
 
 # (language, source, expected (qualname, kind, start_line, end_line, exported))
 SHAPES = [
@@ -173,6 +215,21 @@ SHAPES = [
         "fn run() {\n    let double = |x: i32| x * 2;\n}\n",
         ("run.double", "lambda", 2, 2, False),
     ),
+    # C#: a namespace is a unit, but neither a level nor a prefix of what it holds.
+    ("csharp", _CS, ("Shop.Orders", "namespace", 3, 34, False)),
+    ("csharp", _CS, ("OrderService", "class", 6, 27, True)),  # the [attribute] is inside
+    ("csharp", _CS, ("OrderService.OrderService", "constructor", 10, 10, True)),
+    ("csharp", _CS, ("OrderService.AddLine", "method", 15, 15, True)),
+    ("csharp", _CS, ("OrderService.Count", "property", 17, 17, True)),
+    ("csharp", _CS, ("OrderService.Merge", "method", 19, 26, False)),
+    ("csharp", _CS, ("OrderService.Merge.Key", "function", 21, 21, False)),
+    ("csharp", _CS, ("Point", "struct", 29, 29, True)),
+    ("csharp", _CS, ("IOrders", "interface", 30, 30, False)),
+    ("csharp", _CS, ("IOrders.AddLine", "method", 30, 30, False)),
+    ("csharp", _CS, ("Color", "enum", 31, 31, True)),
+    ("csharp", _CS, ("Money", "class", 32, 32, True)),  # a record, like Java's
+    ("csharp", _CS, ("Handler", "type", 33, 33, True)),  # a delegate
+    ("csharp", "namespace Shop;\nclass A { void M() {} }\n", ("A.M", "method", 2, 2, False)),
 ]
 
 
@@ -227,6 +284,12 @@ def test_python_imports_bind_the_names_the_code_uses():
             "use std::collections::HashMap;\nuse crate::db::{self, Pool as P, models::*};\n"
             "use serde::{Deserialize, ser::Serialize};\n",
             (b"HashMap", b"P", b"Deserialize", b"Serialize"),
+        ),
+        (  # a namespace opened binds no name the code spells; an alias does
+            "csharp",
+            "using System.Linq;\nusing static System.Math;\nusing Json = System.Text.Json;\n"
+            "global using Dict = System.Collections.Generic.Dictionary<string, int>;\n",
+            (b"Json", b"Dict"),
         ),
     ],
 )
@@ -326,6 +389,12 @@ def test_python_regex_baseline_finds_defs_by_indentation():
             "pub async fn a() {\n    b();\n}\nimpl S {\n    fn c(&self) {}\n}\n",
             [("a", 1, 3), ("c", 5, 5)],
         ),
+        (
+            "csharp",
+            "class C {\n  public async Task<int> A(int x) {\n    return x;\n  }\n"
+            "  private static List<T> B<T>() { }\n  void c() {}\n}\n",
+            [("A", 2, 4), ("B", 5, 5)],  # no modifier, no match (as in Java)
+        ),
     ],
 )
 def test_regex_baselines_of_brace_languages(language, source, expected):
@@ -345,6 +414,11 @@ def test_regex_baselines_of_brace_languages(language, source, expected):
             "rust",
             "impl S {\n    fn a(&self) {}\n    fn b(&self) {}\n}\nfn c() {}\n",
             "fn a() {}\nfn b() {}\nimpl S {\n    fn c(&self) {}\n}\n",
+        ),
+        (  # the members of classes inside a namespace count
+            "csharp",
+            "namespace N {\n  class S {\n    void A() {}\n    void B() {}\n  }\n}\n",
+            "namespace N {\n  enum E { X }\n}\n",
         ),
     ],
 )
@@ -470,6 +544,23 @@ BRACE_TEMPLATES = {
         ),
         "header": "use std::fmt;\n\n",
     },
+    "csharp": {
+        "statements": (
+            "var {n} = {s};",
+            "// {s}",
+            "{n}({s}, 42);",
+            "if ({n}) {{\n{b}\n}} else {{\n{b}\n}}",
+        ),
+        "declarations": (
+            "/// <summary>{n} docs</summary>\n[Obsolete]\n"
+            "public int {N}(int a) {{\n{b}\nreturn a;\n}}",
+            "class {N} {{\nvoid Run() {{\n{b}\n}}\npublic int P {{ get; set; }}\n}}",
+            "private string {n} = {s};",
+            "enum {N} {{ Red, Green }}",
+        ),
+        "header": "using System;\n\nnamespace Shop\n{\npublic class Main {\n",
+        "footer": "\n}\n}\n",
+    },
 }
 
 
@@ -558,6 +649,14 @@ HOSTILE = {
         "multibyte": 'const S: &str = "' + "日本語のテキスト🙂" * 300 + '";\nfn f() {}\n',
         "crlf": "fn a() {\r\n    1;\r\n}\r\n\r\nfn b() {\r\n    2;\r\n}\r\n",
     },
+    "csharp": {
+        "deep": "class D {\n  int deep = " + "(" * 3000 + "1" + ")" * 3000 + ";\n}\n",
+        "error": "namespace N {\nclass ok {}\n"
+        + "".join(f"class F{i} {{ int f() {{ return {i}; }} }}\n" for i in range(30))
+        + "class broken { void m( {\n  return ;;; }}}\n}\n",
+        "multibyte": 'class S {\n  string s = "' + "日本語のテキスト🙂" * 300 + '";\n}\n',
+        "crlf": "class a {\r\n  int x;\r\n}\r\n\r\nclass b {\r\n  int y;\r\n}\r\n",
+    },
 }
 
 
@@ -591,3 +690,97 @@ def test_invariants_hold_on_real_python(name, max_tokens):
     analysis, chunks = chunk(text, "python", max_tokens=max_tokens, min_tokens=max_tokens // 8)
     check_invariants(analysis, chunks, max_tokens)
     assert any(c.symbol_kind in ("method", "function", "class") for c in chunks)
+
+
+# --- everything else Nexus knows about a language, one row per language -----------------
+
+# language -> (path, an import line, a documented function that calls three things,
+#              (its doc's summary, the callees), a test file's path)
+KNOWLEDGE = {
+    "javascript": (
+        "src/send.js",
+        "import fs from 'fs';",
+        "/** Sends the frame to the peer. */\nfunction send(frame) {\n"
+        "  return socket.write(encode(frame));\n}\n",
+        ("Sends the frame to the peer.", ["socket", "write", "encode"]),
+        "src/send.test.js",
+    ),
+    "typescript": (
+        "src/send.ts",
+        "import { encode } from './codec';",
+        "/** Sends the frame to the peer. */\nexport function send(frame: Frame): void {\n"
+        "  socket.write(encode(frame));\n}\n",
+        ("Sends the frame to the peer.", ["socket", "write", "encode"]),
+        "src/send.spec.ts",
+    ),
+    "tsx": (
+        "src/Send.tsx",
+        '"use client";',
+        "/** Sends the frame to the peer. */\nexport function send(frame: Frame) {\n"
+        "  return socket.write(encode(frame));\n}\n",
+        ("Sends the frame to the peer.", ["socket", "write", "encode"]),
+        "src/__tests__/Send.tsx",
+    ),
+    "python": (
+        "pkg/send.py",
+        "from pkg.codec import encode",
+        'def send(frame):\n    """Sends the frame to the peer."""\n'
+        "    return socket.write(encode(frame))\n",
+        ("Sends the frame to the peer.", ["socket", "write", "encode"]),
+        "pkg/test_send.py",
+    ),
+    "go": (
+        "net/send.go",
+        "import (",
+        "package net\n\n// Send sends the frame to the peer.\nfunc Send(f Frame) error {\n"
+        "\treturn conn.Write(encode(f))\n}\n",
+        ("Send sends the frame to the peer.", ["conn", "Write", "encode"]),
+        "net/send_test.go",
+    ),
+    "java": (
+        "src/Net.java",
+        "import java.net.Socket;",
+        "class Net {\n  /** Sends the frame to the peer. */\n  void send(Frame f) {\n"
+        "    socket.write(Codec.encode(f));\n  }\n}\n",
+        ("Sends the frame to the peer.", ["socket", "write", "Codec", "encode"]),
+        "src/test/NetTest.java",
+    ),
+    "rust": (
+        "src/net.rs",
+        "use std::net::TcpStream;",
+        "/// Sends the frame to the peer.\nfn send(f: Frame) {\n"
+        "    stream.write(codec::encode(f));\n}\n",
+        ("Sends the frame to the peer.", ["stream", "write", "codec", "encode"]),
+        "tests/net.rs",
+    ),
+    "csharp": (
+        "src/Net/Sender.cs",
+        "using System.Net.Sockets;",
+        'class Sender {\n  /// <summary>\n  /// Sends the <paramref name="frame"/> to the peer.\n'
+        "  /// </summary>\n  void Send(Frame frame) {\n"
+        "    socket.Write(Codec.Encode(frame));\n  }\n}\n",
+        ("Sends the frame to the peer.", ["socket", "Write", "Codec", "Encode"]),
+        "tests/Net.Tests/SenderTests.cs",
+    ),
+}
+
+
+def test_every_chunkable_language_has_a_row_of_knowledge():
+    assert set(KNOWLEDGE) == set(LANGUAGES) == CHUNKABLE_LANGUAGES
+
+
+@pytest.mark.parametrize("language", sorted(KNOWLEDGE))
+def test_each_language_knows_its_imports_docs_calls_and_tests(language):
+    from nexus.chunking.languages import import_line, is_test_path, parse
+    from nexus.evaluation.doc_comments import find_docs
+    from nexus.evaluation.doc_summary import summary
+    from nexus.evaluation.generate import called
+
+    path, an_import, code, (doc, callees), test_path = KNOWLEDGE[language]
+    assert import_line().match(an_import)
+    tree = parse(code.encode(), language)
+    docs = find_docs(tree, language).docs
+    assert len(docs) == 1
+    assert summary(code.encode()[docs[0].start : docs[0].end].decode(), language) == doc
+    assert called(tree.root_node, language, set()) == callees
+    assert is_test_path(test_path) and not is_test_path(path)

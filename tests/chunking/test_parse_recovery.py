@@ -77,3 +77,56 @@ def test_a_file_that_parses_is_not_read_again() -> None:
     broken_body = analyze_text("function f() { let = ; }\nfunction g() {}\n")
     assert broken_body.tree.root_node.type == "program"
     assert broken_body.recovery is None
+
+
+# A declaration the grammar reads only in part: its unit stops where the parser gave up.
+ROUTER = """export type Id = string
+
+export interface Router<E> {
+  <P extends string>(path: P, handler: H<E, P>): Router<E>
+
+  // two handlers
+  <P extends string, I extends Input = {}>(
+    path: P,
+    ...handlers: [H<E, P, I>, H<E, P, I>]
+  ): Router<E & I>
+
+  // many handlers
+  <P extends string>(path: P, ...handlers: H<E, P>[]): Router<E>
+}
+"""
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=["ast", "ast-128", "lines"])
+def test_chunks_inside_an_unreadable_declaration_carry_its_name(analysis, config) -> None:
+    """hono's HandlerInterface: the chunks past its first call signature were module
+    code with no symbol; they lie inside it, so they are its pieces."""
+    handler = next(u for u in analysis.units if u.name == "HandlerInterface")
+    assert (handler.start_line, handler.end_line) == (56, BROKEN[1])
+
+    def share_inside(c) -> float:
+        lines = min(c.end_line, handler.end_line) - max(c.start_line, handler.start_line) + 1
+        return lines / c.n_lines
+
+    inside = [c for c in chunk_analysis(analysis, config, repo="hono") if share_inside(c) > 0.5]
+    assert inside
+    assert {(c.symbol, c.symbol_kind) for c in inside} == {("HandlerInterface", "interface")}
+
+
+@pytest.mark.parametrize(
+    "config",
+    [ChunkConfig(max_tokens=24, min_tokens=0), ChunkConfig(strategy="lines", line_window=5)],
+    ids=["ast-24", "lines-5"],
+)
+def test_a_declaration_cut_short_by_an_error_keeps_its_chunks(config) -> None:
+    """The same without recovery: the root is a program, the interface node ends at
+    its first signature, and what follows inside it was module code."""
+    found = analyze_text(ROUTER, "src/router.ts")
+    assert found.recovery is None and found.error_ranges
+    router = next(u for u in found.units if u.name == "Router")
+    assert (router.start_line, router.end_line) == (3, 14)
+    chunks = chunk_analysis(found, config, repo="x")
+    assert [c.symbol for c in chunks if c.start_line >= 3] == ["Router"] * sum(
+        c.start_line >= 3 for c in chunks
+    )
+    assert len(chunks) > 2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus.evaluation.doc_comments import remove_name, summary
+from nexus.evaluation.doc_summary import marked_summary, mentions_name, remove_name, summary
 from nexus.evaluation.generate import blank_file, blanked_repository, generate
 from nexus.evaluation.metrics import parse_queries
 from nexus.ingest.sources import Repository, open_repository
@@ -273,6 +273,190 @@ def test_summary_per_language(doc, language, expected):
 
 def test_the_name_is_removed_from_the_query():
     assert remove_name("Sends res.send() now.", ["send", "res.send"]) == "Sends now."
+
+
+# Name removal on real doc comments: (language, doc comment as written, the definition's
+# names, the doc query). The name goes where it is written as code; prose keeps the word.
+NAME_CASES = [
+    (  # hono src/context.ts: the method name in backticks, the same word in prose and a MIME type
+        "typescript",
+        """/**
+   * `.text()` can render text as `Content-Type:text/plain`.
+   *
+   * @see {@link https://hono.dev/docs/api/context#text}
+   *
+   * @example
+   * ```ts
+   * app.get('/say', (c) => {
+   *   return c.text('Hello!')
+   * })
+   * ```
+   */""",
+        ["text", "Context.text"],
+        "can render text as Content-Type:text/plain.",
+    ),
+    (  # hono src/request.ts: a member chain in backticks; "param" inside "parameters" stays
+        "typescript",
+        """/**
+   * `.req.param()` gets the path parameters.
+   *
+   * @see {@link https://hono.dev/docs/api/routing#path-parameter}
+   */""",
+        ["param", "HonoRequest.param"],
+        "gets the path parameters.",
+    ),
+    (  # other members' names stay; the target's own goes
+        "typescript",
+        """/**
+   * `.body()` can return the HTTP response.
+   * You can set headers with `.header()` and set HTTP status code with `.status`.
+   */""",
+        ["body", "Context.body"],
+        "can return the HTTP response. You can set headers with .header() and set HTTP status "
+        "code with .status.",
+    ),
+    (  # express: a call on a receiver in prose; the word "type" stays
+        "javascript",
+        """/**
+ * Set the Content-Type from the given type, the way res.type('json') does.
+ *
+ * @param {String} type
+ * @return {ServerResponse} for chaining
+ * @public
+ */""",
+        ["type", "res.type"],
+        "Set the Content-Type from the given type, the way does.",
+    ),
+    (  # a Python docstring: a reST literal of the call goes, the word in prose stays
+        "python",
+        '''"""Raise the `HTTPStatusError` if one occurred; ``raise_for_status()`` returns
+        the response itself, for chaining.
+
+        Returns:
+            The response.
+        """''',
+        ["raise_for_status", "Response.raise_for_status"],
+        "Raise the HTTPStatusError if one occurred; returns the response itself, for chaining.",
+    ),
+    (  # a Python identifier in prose is code even without backticks
+        "python",
+        '''"""Iterate over the lines of the body, like iter_lines in the sync client."""''',
+        ["iter_lines", "Response.iter_lines"],
+        "Iterate over the lines of the body, like in the sync client.",
+    ),
+    (  # a Python prose word that is the name stays
+        "python",
+        '''"""Close the response and release the connection.
+
+        Automatically called if the response body is read to completion.
+        """''',
+        ["close", "Response.close"],
+        "Close the response and release the connection.",
+    ),
+    (  # Javadoc (jsoup Element.text): {@code p.text()} goes, "text" in prose stays
+        "java",
+        """/**
+     * Gets the normalized, combined text of this element and all its children. For example,
+     * given HTML {@code <p>Hello <b>there</b> now!</p>},
+     * {@code p.text()} returns {@code "Hello there now!"}.
+     *
+     * @return unencoded, normalized text, or empty string if none.
+     * @see #wholeText()
+     */""",
+        ["text", "Element.text"],
+        "Gets the normalized, combined text of this element and all its children. For example, "
+        'given HTML Hello there now! , returns "Hello there now!".',  # (HTML tags dropped)
+    ),
+    (  # Javadoc: a {@link #name()} reference goes
+        "java",
+        """/**
+     * Set the text of this element, clearing what it held; read it back with {@link #text()}.
+     */""",
+        ["text", "Element.text"],
+        "Set the text of this element, clearing what it held; read it back with.",
+    ),
+    (  # Go: the name opens the comment by convention, and [Store.Get] is a doc link to it
+        "go",
+        """// Get returns the value stored under key, or nil. Call [Store.Get] from one
+// goroutine at a time.""",
+        ["Get", "Store.Get"],
+        "returns the value stored under key, or nil.",
+    ),
+    (  # Go: another name opening the comment (a doc on a var block, say) stays
+        "go",
+        "// Get requests are retried three times by the default client's transport.",
+        ["Retry"],
+        "Get requests are retried three times by the default client's transport.",
+    ),
+    (  # Rust: an intra-doc link with a path goes, the type in backticks stays
+        "rust",
+        """/// Creates a new `Bytes` from a static slice; [`Bytes::from_static`] never allocates.
+///
+/// # Examples""",
+        ["from_static", "Bytes.from_static"],
+        "Creates a new Bytes from a static slice; never allocates.",
+    ),
+    (  # C#: an XML doc <see cref> of the method itself goes
+        "csharp",
+        """/// <summary>
+/// Adds the line to the order; <see cref="Order.AddLine(Line)"/> throws when the order
+/// is closed.
+/// </summary>
+/// <param name="line">The line to add.</param>""",
+        ["AddLine", "Order.AddLine"],
+        "Adds the line to the order; throws when the order is closed.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "doc", "names", "query"), NAME_CASES)
+def test_name_removal_on_real_doc_comments(language, doc, names, query):
+    marked = marked_summary(doc, language)
+    assert remove_name(marked, names) == query
+    assert not mentions_name(query, names)
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "expected"),
+    [
+        # never from inside another word, a path or a MIME type
+        ("Render text as text/plain; see a.ts.", ["text"], "Render text as text/plain; see a.ts."),
+        ("Gets the path parameters.", ["param"], "Gets the path parameters."),
+        ("Wraps koa-compose for Hono.", ["compose"], "Wraps koa-compose for Hono."),
+        # every code form of the name
+        ("Alias of `Foo#bar` for the old API users.", ["bar"], "Alias of for the old API users."),
+        ("Like Foo::bar but it never allocates.", ["bar"], "Like but it never allocates."),
+        ("Call bar(x, y) once the socket is open.", ["bar"], "Call once the socket is open."),
+        ("Use this?.bar() when the host is missing.", ["bar"], "Use when the host is missing."),
+        ("Flushes what parseBody buffered so far.", ["parseBody"], "Flushes what buffered so far."),
+        ("at the point Wrap is called. Wrap it.", ["Wrap"], "at the point is called. Wrap it."),
+    ],
+)  # fmt: skip
+def test_name_removal_keeps_prose(text, names, expected):
+    assert remove_name(text, names) == expected
+
+
+def test_generated_queries_never_mention_their_target_as_code():
+    for sample in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        for record in generate(open_repository(sample)).records:
+            target = record["target"]
+            if record["variant"] == "doc":
+                assert not mentions_name(record["query"], [target["name"], target["qualname"]])
+
+
+def test_a_csharp_repository_gets_a_query_set():
+    result = generate(open_repository(SAMPLES / "inventory_csharp"))
+    assert result.targets >= 10 and {"doc", "name", "calls"} <= set(result.by_variant())
+    records = {r["id"]: r for r in result.records}
+    apply = next(r for r in records.values() if r["target"]["qualname"] == "StockItem.Apply")
+    assert apply["query"] == (
+        "Records a movement of units in or out and updates the quantity on hand."
+    )
+    assert (apply["target"]["kind"], apply["target"]["lang"]) == ("method", "csharp")
+    blanked = blank_file(
+        (SAMPLES / "inventory_csharp" / apply["target"]["file"]).read_bytes(), "csharp"
+    )
+    assert b"///" not in blanked
 
 
 def test_same_repository_same_set_and_the_seed_changes_the_sample():
