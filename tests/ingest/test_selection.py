@@ -225,7 +225,7 @@ def test_languages_combine_with_switches_and_globs(tmp_path: Path) -> None:
     ("languages", "message"),
     [
         ("python", "not a string"),
-        (("ruby",), "unsupported language.*'ruby'.*Nexus chunks go, java"),
+        (("ruby",), "unsupported language.*'ruby'.*Nexus chunks csharp, go, java"),
         (("Python",), "'Python'"),
         ((1,), "1"),
     ],
