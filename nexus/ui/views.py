@@ -22,9 +22,7 @@ import plotly.io as pio
 import pyarrow as pa
 
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
-from nexus.config import ChunkConfig
-from nexus.evaluation.metrics import Comparison, QueryOutcome, Target, target_mask
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.evaluation.metrics import Comparison
 from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
 
@@ -324,92 +322,6 @@ def cost_chart(bars: pd.DataFrame) -> go.Figure:
         title="Lines to read in the top 5 (lower is better)",
     )
     fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
-    return fig
-
-
-def score_figure(
-    index: VectorIndex,
-    scores: np.ndarray,
-    outcome: QueryOutcome,
-    target: Target | None,
-    k: int,
-    config: ChunkConfig,
-) -> go.Figure:
-    """Search page: every chunk's score, with the top k and the target chunks marked
-    (markers carry their chunk's key in the index, for clicks)."""
-    fig = go.Figure()
-    fig.add_histogram(
-        x=scores,
-        nbinsx=40,
-        name="all chunks",
-        marker_color="#cbd5e1",
-        hovertemplate="%{y} chunks scoring %{x}<extra></extra>",
-    )
-    hover = "%{text}<br>score %{x:.3f}<extra></extra>"
-    fig.add_scatter(
-        x=[float(scores[h.key]) for h in outcome.hits],  # the chart's axis, whatever the rank
-        y=[0] * len(outcome.hits),
-        mode="markers",
-        name=f"top {k}",
-        marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
-        customdata=[h.key for h in outcome.hits],
-        text=[render.chunk_hover(h.chunk) for h in outcome.hits],
-        hovertemplate=hover,
-    )
-    if target is not None:
-        chunks = index.chunks
-        mask = target_mask(chunks, target)
-        target_keys = np.flatnonzero(mask).tolist()
-        fig.add_scatter(
-            x=scores[mask],
-            y=[0.5] * int(mask.sum()),
-            mode="markers",
-            name="target chunks",
-            marker=dict(symbol="star", size=15, color="#dc2626"),
-            customdata=target_keys,
-            text=[render.chunk_hover(chunks[key]) for key in target_keys],
-            hovertemplate=hover,
-        )
-    fig.update_layout(
-        height=260,
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Score of every chunk (click a marker or a bar)",
-        xaxis_title=(
-            "cosine + keyword score (before the ranking stage)"
-            if config.ranking
-            else "cosine + keyword score"
-            if config.lexical_weight
-            else "cosine similarity"
-        ),
-        yaxis_title="chunks",
-        legend=dict(orientation="h", y=-0.35),
-    )
-    return fig
-
-
-def parts_figure(hits: Sequence[Hit]) -> go.Figure:
-    """Each hit's score as a bar of its parts (dense, keyword, boosts; dampings to the
-    left of zero): why the ranking stage put it where it is."""
-    names = list(dict.fromkeys(p.name for h in hits for p in h.parts))
-    labels = [f"#{h.rank} {h.chunk.file.rsplit('/', 1)[-1]}:{h.chunk.start_line}" for h in hits]
-    fig = go.Figure()
-    for name in names:
-        values = [sum(p.value for p in h.parts if p.name == name) for h in hits]
-        fig.add_bar(
-            y=labels,
-            x=values,
-            name=name,
-            orientation="h",
-            hovertemplate=f"{name} %{{x:+.3f}}<extra></extra>",
-        )
-    fig.update_layout(
-        barmode="relative",
-        height=60 + 22 * len(hits),
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Why each hit ranks where it does (parts of its score)",
-        yaxis=dict(autorange="reversed"),
-        legend=dict(orientation="h", y=-0.2),
-    )
     return fig
 
 
