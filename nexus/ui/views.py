@@ -22,6 +22,7 @@ import plotly.io as pio
 import pyarrow as pa
 
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
+from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.metrics import Comparison
 from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
@@ -325,13 +326,49 @@ def cost_chart(bars: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def budget_curves(
+    metrics: Mapping[str, Mapping[str, float]], budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> dict[str, dict[int, float]]:
+    """Recall per budget of each named run, from its metrics (``R@1k``...)."""
+    return {
+        name: {b: m[budget_label(b)] for b in budgets if budget_label(b) in m}
+        for name, m in metrics.items()
+    }
+
+
+def budget_chart(curves: Mapping[str, Mapping[int, float]], title: str) -> go.Figure:
+    """Quality against budget: recall within B tokens (y) for each budget B (x), a line
+    per strategy or sweep setting, so a team sees which wins at the budget it has."""
+    fig = go.Figure()
+    budgets: set[int] = set()
+    for name, curve in curves.items():
+        points = sorted(curve.items())
+        budgets.update(b for b, _ in points)
+        fig.add_scatter(
+            x=[b for b, _ in points],
+            y=[round(float(r), 4) for _, r in points],
+            mode="lines+markers",
+            name=safe.plot(name),
+            hovertemplate=f"{safe.plot(name)}: %{{y:.3f}} within %{{x}} tokens<extra></extra>",
+        )
+    fig.update_xaxes(type="log", tickvals=sorted(budgets), title="budget (tokens)")
+    fig.update_yaxes(range=[0, 1.02], title="share of targets read")
+    fig.update_layout(
+        height=340,
+        title=title,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", y=-0.25, yanchor="top"),
+    )
+    return fig
+
+
 def sweep_chart(
     table: pd.DataFrame, metric: str, higher_is_better: bool, variant: str
 ) -> go.Figure:
     """Evaluate's sweep: ``metric`` against max_tokens, a line per min_tokens, its best
     starred and the setting in use ringed, with its value as a dotted reference line."""
     fig = px.line(
-        table,
+        table.assign(min_tokens=table["min_tokens"].astype(str)),  # one line per value
         x="max_tokens",
         y=metric,
         color="min_tokens",
