@@ -228,3 +228,14 @@ def test_the_export_records_tier_files_and_the_applied_setting(monkeypatch) -> N
     assert (row["max_tokens"], row["Δ R@1k"]) == (256, 0)
     record = json.loads(json.dumps({**about, "rows": table.to_dict(orient="records")}, default=int))
     assert all(isinstance(r["min_tokens"], int) for r in record["rows"])
+
+
+def test_a_fast_sweep_that_starts_by_distilling_says_so(monkeypatch) -> None:
+    job = sweeps.SweepJob("key", [256], [0], (512, 64), {}, tier="fast")
+    monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: False)
+    assert "distilling (once)" in sweeps.progress_text(job)
+    monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: True)
+    assert sweeps.progress_text(job) == "Sweeping: starting"
+    quality = sweeps.SweepJob("key", [256], [0], (512, 64), {})
+    monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: False)
+    assert sweeps.progress_text(quality) == "Sweeping: starting"
