@@ -420,3 +420,29 @@ def test_score_margin_and_full_rank_are_the_final_ranked_scores() -> None:
     assert outcome.full_rank == targets[0].rank and outcome.scored == len(ranked)
     if outcome.rank is not None:
         assert outcome.hits[outcome.rank - 1].score == pytest.approx(outcome.score)
+
+
+def test_the_hits_are_the_same_whether_the_target_is_located_or_not() -> None:
+    """``score_query`` ranks every candidate to find the target's final score; its top k
+    must be the plain search's top k (windows included) on a real repository."""
+    from nexus.chunking.pipeline import chunk_repository
+    from nexus.config import ChunkConfig
+    from nexus.evaluation.metrics import score_query
+    from nexus.ingest.sources import open_repository
+    from nexus.retrieval.ranking import DEFAULT_RULES
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    root = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
+    embedder = HashingEmbedder()
+    index = VectorIndex.from_chunks(
+        chunk_repository(open_repository(root), ChunkConfig()), embedder
+    )
+    for query in load_queries(root / "queries.jsonl")[:12]:
+        vec = embedder.encode([query.query])[0]
+        located = score_query(index, vec, query.target, 5, text=query.query, ranking=DEFAULT_RULES)
+        plain = index.search(vec, 5, True, query.query, 0.0, DEFAULT_RULES)
+        assert [(h.chunk.id, h.score) for h in located.hits] == [
+            (h.chunk.id, h.score) for h in plain
+        ]
+        if located.rank is not None:
+            assert located.full_rank == located.rank
