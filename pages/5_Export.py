@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 from nexus.config import dump_config_toml
+from nexus.evaluation.metrics import no_nan
 from nexus.ui import analyses, cache, repos, safe, settings, state, sweeps
 
 state.page_setup("Export")
@@ -39,7 +40,7 @@ if swept is not None:
     )
     c2.download_button(
         "Download the sweep (JSON, with its grid, query variant, tier and files)",
-        json.dumps({**about, "rows": table.to_dict(orient="records")}, indent=1),
+        json.dumps(no_nan({**about, "rows": table.to_dict(orient="records")}), indent=1),
         file_name=f"{repo.name}-sweep.json",
         mime="application/json",
         key="dl_sweep_json",
