@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from bench import language_eval  # noqa: E402
 from bench.eval_sets import QuerySet, check_set, dev_set, heldout_set  # noqa: E402
 from bench.machine import machine  # noqa: E402
-from bench.retrieval import VARIANTS, row  # noqa: E402
+from bench.retrieval import BUDGET_HEADER, VARIANTS, budget_cells, row  # noqa: E402
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.experiments import ConfigResult, describe, evaluate_config  # noqa: E402
@@ -229,14 +229,15 @@ def markdown(summary: dict) -> str:
         ),
         "",
         "| set | run | chunks | doc R@1 | doc R@5 | doc MRR@10 | doc lines@5 | name MRR | "
-        "name R@1 | calls MRR | calls R@1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"name R@1 | calls MRR | calls R@1 | {BUDGET_HEADER} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, rows in summary["runs"].items():
         lines += [
             f"| {name} | {r['run']} | {r['chunks']} | {r['doc:R@1']:.3f} | {r['doc:R@5']:.3f} | "
             f"**{r['doc:MRR@10']:.3f}** | {r['doc:lines@5']:.1f} | {r['name:MRR@10']:.3f} | "
-            f"{r['name:R@1']:.3f} | {r['calls:MRR@10']:.3f} | {r['calls:R@1']:.3f} |"
+            f"{r['name:R@1']:.3f} | {r['calls:MRR@10']:.3f} | {r['calls:R@1']:.3f} | "
+            f"{budget_cells(r)} |"
             for r in rows
         ]
     for name, change in summary["changes"].items():

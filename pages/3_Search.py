@@ -12,11 +12,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from nexus.chunking.languages import lexer_name
-from nexus.evaluation.metrics import QueryOutcome, Target, score_query, target_mask
+from nexus.evaluation.metrics import QueryOutcome, Target, target_mask
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.preview import hit_preview
-from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
+from nexus.retrieval.ranking import SYMBOL, explain, query_kind
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED
 from nexus.types import Chunk
@@ -30,9 +30,9 @@ from nexus.ui import (
     safe,
     settings,
     state,
-    views,
     widgets,
 )
+from nexus.ui import scores as score_views
 
 state.page_setup("Search", load_model=True)
 st.session_state.setdefault("k", 5)
@@ -97,19 +97,8 @@ links.write_url_params({})
 def answer(
     build: IndexBuild, index: VectorIndex, target: Target | None
 ) -> tuple[QueryOutcome, np.ndarray, go.Figure]:
-    """The query's outcome on ``index``, every chunk's score, and the chart of them."""
-    vector = build.embed_query(query)
-    outcome = score_query(
-        index,
-        vector,
-        target,
-        k,
-        text=query,
-        lexical_weight=config.lexical_weight,
-        ranking=rules_for(config),
-    )
-    scores = index.all_scores(vector, query, config.lexical_weight)
-    return outcome, scores, views.score_figure(index, scores, outcome, target, k, config)
+    """The query's outcome on ``index``, every chunk's final score, and the chart of them."""
+    return score_views.search_answer(build, index, query, target, k, config)
 
 
 def score_chart(
@@ -260,12 +249,12 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
         outcome, scores, fig = answer(build, index, target)
     if target is not None:
         m1, m2, m3 = st.container(key=f"nx_metrics_{key}").columns(3)
-        rank = str(outcome.rank) if outcome.rank else f">{k} (#{outcome.full_rank})"
-        m1.metric("Target rank", rank if outcome.full_rank else "no target chunk")
-        m2.metric("Target score", f"{outcome.score:.3f}" if outcome.score is not None else "–")
+        rank, score, margin = score_views.target_metrics(outcome, k)
+        m1.metric("Target rank", rank)
+        m2.metric("Target score", score, help="The final score, the one the hits are ranked by.")
         m3.metric(
             "Margin",
-            f"{outcome.margin:+.3f}" if outcome.margin is not None else "–",
+            margin,
             help="Best target score minus best other score; negative: a wrong chunk wins.",
         )
     show_picked(score_chart(index, scores, fig, key=f"scores_{key}"))
@@ -276,7 +265,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             "candidates and weighted for the query's kind, then definition, path and file "
             "evidence; each hit's line shows its parts."
         )
-        st.plotly_chart(views.parts_figure(outcome.hits), key=f"parts_{key}")
+        st.plotly_chart(score_views.parts_figure(outcome.hits), key=f"parts_{key}")
     show_hits(outcome.hits, target, key)
 
 

@@ -45,6 +45,14 @@ from nexus.ui import (
     widgets,
 )
 
+#: What the budget columns and chart mean (shown under them).
+BUDGET_HELP = (
+    "R@1k / R@2k / R@4k: the share of the targets read when the ranked hits are read in "
+    "order until 1,000 / 2,000 / 4,000 tokens are spent (the hit crossing the budget counts "
+    "up to its last line read). Tokens to first hit: the median tokens read up to the first "
+    "hit holding a target. lines@10 / tokens@10: what the whole top 10 costs to read."
+)
+
 state.page_setup("Evaluate")
 config = settings.settings_sidebar()
 repo = repos.current_repo()
@@ -106,6 +114,7 @@ if data is None:
         st.stop()
     data = upload.getvalue()
 questions_format = is_question_set(data)
+digest = hashlib.sha256(data).hexdigest()
 try:
     queries = [] if questions_format else parse_queries(data)
     questions = parse_questions(data) if questions_format else []
@@ -141,6 +150,90 @@ if unreachable:
     st.warning(unreachable_summary(unreachable, len(queries)))
     headers, rows = unreachable_table(unreachable)
     st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True)
+
+
+def draw_sweep(job: sweeps.SweepJob, current: tuple[int, int], building: bool) -> None:
+    """The sweep's answer: charts, table, quality by budget, Apply and download. While the
+    indexes of a setting just applied build (``building``), the answer stays on screen."""
+    ss = st.session_state
+    results = job.rows()
+    variants = sorted({g for r in results for g in r.report.metrics if "|" not in g})
+    if ss.get("sweep_variant") not in variants:
+        ss["sweep_variant"] = "doc" if "doc" in variants else variants[0]
+    if ss.get("sweep_choose_by") not in sweeps.CHOICES:
+        ss["sweep_choose_by"] = sweeps.DEFAULT_CHOICE
+    pick_variant, pick_metric = st.columns(2)
+    variant = pick_variant.selectbox(
+        "Query variant scored",
+        variants,
+        key="sweep_variant",
+        help="Which of the query set's variants the sweep's metrics are computed on "
+        "(all = every query).",
+    )
+    choose_by = pick_metric.selectbox(
+        "Best setting chosen by",
+        sweeps.CHOICES,
+        key="sweep_choose_by",
+        help="R@1k: the share of the targets read within 1,000 tokens of the ranked hits "
+        "(the hit crossing the budget counts up to its last line read). MRR@10 counts a "
+        "300-line hit like a 15-line one, so it favours the fattest chunks.",
+    )
+    in_use = sweeps.reference(job, current)
+    table = sweeps.sweep_table(results, in_use, variant, choose_by)
+    shown = sweeps.charted(choose_by)
+    charts = st.container(key="nx_stack_sweep_charts").columns(len(shown))
+    for column, (metric, higher) in zip(charts, shown.items(), strict=True):
+        fig = views.sweep_chart(table, metric, higher, variant)
+        column.plotly_chart(fig, key=f"sweep_{metric}")
+    st.plotly_chart(
+        views.budget_chart(
+            sweeps.budget_curves(table),
+            f"Targets read within a budget, per setting ({safe.plot(variant)} queries)",
+        ),
+        key="sweep_budget_chart",
+    )
+    st.dataframe(table, hide_index=True)
+    st.caption(
+        "Δ columns: each row minus the setting in use (the ringed point and the dotted line). "
+        f"*best*: the highest {safe.md(choose_by)} (rows within 0.005 are ties, won by fewer "
+        "tokens in the top 10); the stars mark each chart's own best. R@1k: share of the "
+        "targets read within 1,000 tokens; tokens to first hit: the median tokens read up to "
+        f"the first hit. Embedder: {safe.md(sweeps.TIER_LABELS.get(job.tier, job.tier))}; "
+        f"files: {safe.md(sweeps.distractors_label(job.files))}."
+    )
+    top = best(results, variant, choose_by=choose_by)
+    partial = not job.complete()
+    if partial:
+        st.warning(
+            f"A partial sweep: {len(results)} of {len(job.grid)} settings done. The best "
+            "setting is the best of those; Run sweep resumes the rest."
+        )
+    apply_best, download = st.columns(2)
+    apply_best.button(
+        f"Apply the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})"
+        + (f" of {len(results)} of {len(job.grid)} done" if partial else ""),
+        key="use_best",
+        on_click=settings.set_budget,
+        args=(top.config.max_tokens, top.config.min_tokens),
+        disabled=building or current == (top.config.max_tokens, top.config.min_tokens),
+        help="Moves the budget sliders (and the preset, when one matches) to this setting.",
+    )
+    download.download_button(
+        "Download the sweep (CSV)",
+        table.to_csv(index=False),
+        file_name=f"{repo.name}-sweep.csv",
+        mime="text/csv",
+        key="sweep_csv",
+    )
+
+
+def kept_sweep() -> sweeps.SweepJob | None:
+    """The session's sweep of this repository and query set, if it has an answer."""
+    job = sweeps.session_job()
+    if job is None or job.running or job.current not in job.results:
+        return None
+    return job if job.key[:3] == (repos.repo_key(), docs_blanked, digest) else None
+
 
 try:
     # The indexes Search builds, shared by every session: opened from a saved index, or
@@ -182,11 +275,18 @@ def wait_for_indexes() -> None:
 
 if lines_build is None or not lines_build.progress().complete:
     wait_for_indexes()
+    kept = kept_sweep()
+    if kept is not None:  # e.g. the best setting just applied: its indexes build meanwhile
+        st.subheader("Sweep the AST token budgets")
+        st.caption(
+            f"The last sweep's answer, read against max {config.max_tokens} / min "
+            f"{config.min_tokens}, while the indexes of these settings build."
+        )
+        draw_sweep(kept, (config.max_tokens, config.min_tokens), building=True)
     st.stop()
 lines_index, ast_index = lines_build.index(), ast_build.index()
 embedder = indexing.get_embedder(config.words_view)
 index_key = indexing.index_key(repo, config, docs_blanked)
-digest = hashlib.sha256(data).hexdigest()
 rules = rules_for(config)
 if questions_format:
     answers = cache.cached(
@@ -200,10 +300,16 @@ if questions_format:
         lambda _: 4_000 * len(questions),
     )
     st.subheader("Metrics per strategy and question category")
-    st.dataframe(
-        views.table(*summary_table({k: summarize(v) for k, v in answers.items()})),
-        hide_index=True,
+    summaries = {k: summarize(v) for k, v in answers.items()}
+    st.dataframe(views.table(*summary_table(summaries)), hide_index=True)
+    st.plotly_chart(
+        views.budget_chart(
+            views.budget_curves({k: v["all"] for k, v in summaries.items()}),
+            "Targets read within a budget (all questions; higher is better)",
+        ),
+        key="budget_chart",
     )
+    st.caption(BUDGET_HELP)
     st.subheader("Per question")
     st.dataframe(views.table(*question_table(answers)), hide_index=True)
     st.stop()
@@ -245,6 +351,18 @@ with quality:
 with cost:
     fig = cache.shared("eval_cost", eval_key, lambda: views.cost_chart(bars))
     st.plotly_chart(fig, key="lines_bars")
+fig = cache.shared(
+    "eval_budget",
+    eval_key,
+    lambda: views.budget_chart(
+        views.budget_curves(
+            {r.label: r.metrics["all"] for r in (comparison.baseline, comparison.candidate)}
+        ),
+        "Targets read within a budget (all queries; higher is better)",
+    ),
+)
+st.plotly_chart(fig, key="budget_chart")
+st.caption(BUDGET_HELP)
 
 st.subheader("Per query")
 st.dataframe(
@@ -270,6 +388,7 @@ maxes = c1.multiselect("max_tokens values", widgets.SWEEP_MAX_OPTIONS, key="swee
 mins = c2.multiselect("min_tokens values", widgets.SWEEP_MIN_OPTIONS, key="sweep_min")
 run = c3.button("Run sweep", key="run_sweep", type="primary", disabled=not maxes or not mins)
 ss.setdefault("sweep_tier", tiers.DEFAULT_TIER)
+ss.setdefault("sweep_choose_by", sweeps.DEFAULT_CHOICE)
 tier = st.radio(
     "Embedder for the sweep",
     tuple(sweeps.TIER_LABELS),
@@ -281,8 +400,9 @@ tier = st.radio(
     "package sets) at a fraction of the time, with lower scores. Confirm the winner "
     "with the quality tier.",
 )
-ss.setdefault("sweep_distractors", None)
-distractors = st.selectbox(
+if ss.get("sweep_distractors") not in sweeps.DISTRACTOR_CHOICES:
+    ss["sweep_distractors"] = sweeps.EVERY_FILE
+files_choice = st.selectbox(
     "Files in the sweep",
     sweeps.DISTRACTOR_CHOICES,
     format_func=sweeps.distractors_label,
@@ -291,6 +411,7 @@ distractors = st.selectbox(
     "A fixed sample of them keeps the competition and cuts the time; scores run higher "
     "than over every file, the settings' order barely moves (scale corpus: Spearman 0.96).",
 )
+distractors = sweeps.distractors_of(files_choice)
 if tier == tiers.FAST and not sweeps.fast_tier_ready():
     st.caption(
         "The fast tier's model is distilled from the bundled MiniLM on its first use "
@@ -302,7 +423,7 @@ sweep_key = (
     digest,
     embedder.name,
     tier,
-    distractors,
+    files_choice,
     config.profile,
     config.lexical_weight,
     config.ranking,
@@ -332,13 +453,16 @@ def sweep_work(grid_max: list[int], grid_min: list[int]) -> sweeps.Work:
 job = sweeps.session_job()
 linked = ss.pop(links.LINK_SWEEP, False) and maxes and mins
 if run or (linked and (job is None or job.key != sweep_key)):
-    job = sweeps.start(sweep_key, maxes, mins, current, sweep_work(maxes, mins))
+    job = sweeps.start(sweep_key, maxes, mins, current, sweep_work(maxes, mins), tier, files_choice)
     ss[links.SWEEP_RUN] = True  # links carry the sweep from now on, this one too
     links.write_url_params({})
 elif (
     job is not None and job.key == sweep_key and job.complete() and current not in job.results
 ):  # only the sliders moved since the sweep: the setting in use alone runs (the rest is kept)
-    job = sweeps.start(sweep_key, job.maxes, job.mins, current, sweep_work(job.maxes, job.mins))
+    job = sweeps.start(
+        sweep_key, job.maxes, job.mins, current, sweep_work(job.maxes, job.mins), tier,
+        files_choice,
+    )  # fmt: skip
 
 
 @st.fragment(run_every=1.0)
@@ -349,9 +473,8 @@ def sweep_progress() -> None:
         st.rerun()
     now.touch()
     status = now.status
-    text = status.summary() if status else "starting"
     bar, stop = st.columns([5, 1])
-    bar.progress(status.fraction if status else 0.0, text=f"Sweeping: {text}")  # our words
+    bar.progress(status.fraction if status else 0.0, text=sweeps.progress_text(now))
     stop.button("Cancel", key="cancel_sweep", on_click=now.cancel, disabled=now.cancelling)
     if now.resumed:
         st.caption(f"Resumed: {now.resumed} setting(s) kept from the run before.")
@@ -374,43 +497,6 @@ if job.cancelled:
         f"Cancelled with {len(job.rows())} of {len(job.grid)} settings done (shown below). "
         "Run sweep again to resume: the finished settings are kept."
     )
-results = job.rows()
 if current not in job.results:
     st.stop()
-variants = sorted({g for r in results for g in r.report.metrics if "|" not in g})
-if ss.get("sweep_variant") not in variants:
-    ss["sweep_variant"] = "doc" if "doc" in variants else variants[0]
-variant = st.selectbox(
-    "Query variant scored",
-    variants,
-    key="sweep_variant",
-    help="Which of the query set's variants the sweep's metrics are computed on "
-    "(all = every query).",
-)
-table = sweeps.sweep_table(results, current, variant)
-charts = st.container(key="nx_stack_sweep_charts").columns(len(sweeps.METRICS))
-for column, (metric, higher) in zip(charts, sweeps.METRICS.items(), strict=True):
-    column.plotly_chart(views.sweep_chart(table, metric, higher, variant), key=f"sweep_{metric}")
-st.dataframe(table, hide_index=True)
-st.caption(
-    "Δ columns: each row minus the setting in use (the ringed point and the dotted line). "
-    "*best*: the highest MRR@10 (rows within 0.005 are ties, won by fewer lines in the top "
-    "5); the stars mark each chart's own best."
-)
-top = best(results, variant)
-apply_best, download = st.columns(2)
-apply_best.button(
-    f"Apply the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})",
-    key="use_best",
-    on_click=settings.set_budget,
-    args=(top.config.max_tokens, top.config.min_tokens),
-    disabled=current == (top.config.max_tokens, top.config.min_tokens),
-    help="Moves the budget sliders (and the preset, when one matches) to this setting.",
-)
-download.download_button(
-    "Download the sweep (CSV)",
-    table.to_csv(index=False),
-    file_name=f"{repo.name}-sweep.csv",
-    mime="text/csv",
-    key="sweep_csv",
-)
+draw_sweep(job, current, building=False)

@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 from nexus.config import dump_config_toml
+from nexus.evaluation.metrics import no_nan
 from nexus.ui import analyses, cache, repos, safe, settings, state, sweeps
 
 state.page_setup("Export")
@@ -25,7 +26,7 @@ st.caption(
     "`nexus chunk REPOSITORY --config nexus.toml --format jsonl -o chunks.jsonl`"
 )
 
-swept = sweeps.export()
+swept = sweeps.export((config.max_tokens, config.min_tokens))
 if swept is not None:
     st.subheader("Sweep")
     table, about = swept
@@ -38,16 +39,22 @@ if swept is not None:
         key="dl_sweep_csv",
     )
     c2.download_button(
-        "Download the sweep (JSON, with its grid and query variant)",
-        json.dumps({**about, "rows": table.to_dict(orient="records")}, indent=1),
+        "Download the sweep (JSON, with its grid, query variant, tier and files)",
+        json.dumps(no_nan({**about, "rows": table.to_dict(orient="records")}), indent=1),
         file_name=f"{repo.name}-sweep.json",
         mime="application/json",
         key="dl_sweep_json",
     )
     st.caption(
         f"The Evaluate page's last sweep on {safe.code(repo.name)} "
-        f"({safe.md(about['variant'])} queries); the share link carries its grid."
+        f"({safe.md(about['variant'])} queries; embedder {safe.md(about['embedder'])}; "
+        f"{safe.md(about['files'])}; Δ against max {about['in_use'][0]} / min "
+        f"{about['in_use'][1]}); the share link carries its grid, tier and files."
     )
+    if not about["complete"]:
+        st.warning(
+            f"A partial sweep: {about['settings_done']} of {about['settings']} settings done."
+        )
 
 st.subheader("Chunks")
 strategy = st.radio(

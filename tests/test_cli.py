@@ -405,3 +405,62 @@ def test_eval_scores_a_question_set_per_category(capsys, monkeypatch, tmp_path):
     assert {"all", "semantic", "symbol"} <= groups
     report = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
     assert {row["id"] for row in report["rows"]} == {"s", "n"}
+
+
+def test_eval_json_has_the_budget_metrics_for_doc_and_question_sets(capsys, monkeypatch, tmp_path):
+    _fake_model(monkeypatch, tmp_path)
+    repo = SAMPLES / "ts-payments"
+    out_dir = tmp_path / "docs"
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--budgets", "500,1500"]
+    code, out, _ = run(capsys, *argv, "--json", str(out_dir))
+    assert code == 0
+    header = next(line for line in out.splitlines() if line.startswith("index"))
+    assert "R@500" in header and "R@1.5k" in header and "tokens@10" in header
+    report = json.loads((out_dir / "ast.json").read_text())
+    assert report["budgets"] == [500, 1500]
+    assert {"R@500", "R@1.5k", "tokens to first hit", "lines@10"} <= set(report["metrics"]["all"])
+    row = report["rows"][0]
+    assert 0 <= row["R@500"] <= row["R@1.5k"] <= 1 and row["tokens@10"] > 0
+
+    questions = tmp_path / "questions.jsonl"
+    targets = [{"file": "src/services/refund.ts"}, {"file": "src/index.ts"}]
+    record = {"id": "q", "query": "refund a payment", "category": "semantic", "targets": targets}
+    questions.write_text(json.dumps(record) + "\n")
+    code, out, _ = run(
+        capsys, "eval", str(repo), "--queries", str(questions), "--json", str(tmp_path / "q")
+    )
+    assert code == 0 and "R@1k" in out and "R@4k" in out
+    report = json.loads((tmp_path / "q" / "ast.json").read_text())
+    assert {"R@1k", "R@2k", "R@4k", "tokens@10"} <= set(report["summary"]["all"])
+    assert report["rows"][0]["R@4k"] in (0.0, 0.5, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--budgets", "0,x"], "--budgets must list token budgets"),
+        (["--sweep", "--choose-by", "R@9k"], "cannot choose a sweep by 'R@9k'"),
+        (["--sweep", "--distractors", "some"], "--distractors takes a number"),
+    ],
+)
+def test_eval_refuses_bad_budgets_and_choices(capsys, monkeypatch, tmp_path, flags, message):
+    _fake_model(monkeypatch, tmp_path)
+    repo = SAMPLES / "ts-payments"
+    code, _, err = run(capsys, "eval", str(repo), "--queries", str(repo / "queries.jsonl"), *flags)
+    assert code == 2 and message in err
+
+
+def test_eval_sweep_says_which_queries_it_scores_and_chooses_by_a_budget(
+    capsys, monkeypatch, tmp_path
+):
+    _fake_model(monkeypatch, tmp_path)
+    repo = SAMPLES / "ts-payments"
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--sweep"]
+    code, out, _ = run(capsys, *argv, "--sweep-max", "128,256", "--sweep-min", "0")
+    assert code == 0
+    assert "queries of variant 'doc' scored" in out
+    assert "R@1k" in out and "tokens@10" in out
+    assert "(chosen by R@1k" in out
+    argv += ["--sweep-max", "128", "--sweep-min", "0", "--choose-by", "MRR@10"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "(chosen by MRR@10" in out

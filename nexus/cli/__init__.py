@@ -93,15 +93,27 @@ def build_parser() -> argparse.ArgumentParser:
     add_chunk_options(evaluate, both=True)
     evaluate.add_argument("-k", type=int, default=10)
     evaluate.add_argument("--json", help="folder to write the two reports to")
+    evaluate.add_argument(
+        "--budgets",
+        default="1000,2000,4000",
+        help="token budgets of the R@1k-style metrics: the share of targets read within B "
+        "tokens of the ranked hits (default 1000,2000,4000)",
+    )
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
-    evaluate.add_argument("--sweep-max", default="256,384,512,768,1024")
-    evaluate.add_argument("--sweep-min", default="0,16,32,64")
+    evaluate.add_argument(
+        "--choose-by",
+        metavar="METRIC",
+        help="the metric a sweep's best setting is chosen by (default: recall within the "
+        "smallest budget, R@1k; also MRR@10, R@5, tokens@10...)",
+    )
+    evaluate.add_argument("--sweep-max", default="128,256,512")
+    evaluate.add_argument("--sweep-min", default="0,48")
     evaluate.add_argument(
         "--distractors",
-        type=int,
+        default="1000",
         metavar="N",
         help="sweep over the files holding targets plus a fixed sample of N others "
-        "(default: every file; faster on large repositories, scores run higher)",
+        "(default 1000; `all`: every file, slower on large repositories)",
     )
     evaluate.add_argument(
         "--blank-docs",
@@ -110,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sets from `nexus queries` do)",
     )
     add_search_options(evaluate)
-    evaluate.set_defaults(run=cmd_eval)
+    evaluate.set_defaults(run=cmd_eval, tier=None)  # a sweep's default: fast; else quality
 
     queries = verbs.add_parser(
         "queries", help="make a query set from the repository's documented functions"

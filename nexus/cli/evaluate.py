@@ -14,7 +14,7 @@ from nexus.config import ChunkConfig
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from nexus.evaluation.experiments import best, describe, sweep, sweep_files
+    from nexus.evaluation.experiments import check_choice, default_choice, sweep_files
     from nexus.evaluation.metrics import (
         compare,
         comparison_table,
@@ -33,9 +33,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from nexus.retrieval.ranking import rules_for
 
     config = config_from_args(args)
+    budgets = parse_budgets(args.budgets)
+    if args.tier is None:  # a sweep ranks settings as MiniLM would, in a fraction of the time
+        args.tier = "fast" if args.sweep else "quality"
+    if args.sweep:
+        check_choice(args.choose_by or default_choice(budgets), budgets)
     data = _read(args.queries)
     if is_question_set(data):
-        return _eval_questions(args, config, parse_questions(data))
+        return _eval_questions(args, config, parse_questions(data), budgets)
     queries = load_queries(args.queries)
     repo = open_target(args)
     blank = args.blank_docs
@@ -55,26 +60,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from nexus.chunking.pipeline import analyze_files
 
         embedder = index_verb.cached_embedder(args, config)
+        queries = headline_queries(queries)
         analyses = sweep_files(
-            analyze_files(repo.source_files(), config.encoding), queries, args.distractors
+            analyze_files(repo.source_files(), config.encoding),
+            queries,
+            parse_distractors(args.distractors),
         )
-        grid_max = [int(x) for x in args.sweep_max.split(",")]
-        grid_min = [int(x) for x in args.sweep_min.split(",")]
-        results = sweep(analyses, repo.name, config, queries, embedder, grid_max, grid_min)
-        rows = [
-            [
-                describe(r.config),
-                str(r.chunks),
-                f"{r.metric('MRR@10'):.3f}",
-                f"{r.metric('R@5'):.3f}",
-                f"{r.metric('lines@5'):.1f}",
-                str(r.over_window),
-            ]
-            for r in results
-        ]
-        print(render_text((["config", "chunks", "MRR@10", "R@5", "lines@5", "> window"], rows)))
-        print(f"best: {describe(best(results).config)}")
-        return 0
+        return _sweep(args, config, repo.name, analyses, queries, embedder, budgets)
     embedder, opened = saved_indexes(args, config, strategies(args), repo)
     indexes = [one.index for one in opened]
     if len(indexes) == 2:
@@ -85,6 +77,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             k=args.k,
             lexical_weight=config.lexical_weight,
             ranking=rules_for(config),
+            budgets=budgets,
         )
         reports = [comparison.baseline, comparison.candidate]
     else:
@@ -100,6 +93,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 label=label,
                 lexical_weight=weight,
                 ranking=rules,
+                budgets=budgets,
             )
         ]
     print(render_text(metrics_table(*reports)))
@@ -116,6 +110,84 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_budgets(text: str) -> tuple[int, ...]:
+    """``1000,2000,4000`` as token budgets; ValueError says what a budget must be."""
+    try:
+        budgets = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        budgets = ()
+    if not budgets or budgets[0] < 1:
+        raise ValueError(
+            f"--budgets must list token budgets of 1 or more, like 1000,2000,4000; got {text!r}"
+        )
+    return budgets
+
+
+def headline_queries(queries: list) -> list:
+    """The queries a sweep scores: the headline variant's (a generated set's doc-comment
+    summaries) when the set has them, else all. The table shows that variant only, so
+    scoring the name and call variants too doubled a sweep's time for nothing shown."""
+    from nexus.evaluation.experiments import HEADLINE_VARIANT
+
+    return [q for q in queries if q.variant == HEADLINE_VARIANT] or queries
+
+
+def parse_distractors(text: str) -> int | None:
+    """``--distractors``: a number of files, or ``all`` (None: every file)."""
+    if text.strip().lower() == "all":
+        return None
+    if not text.strip().isdigit():
+        raise ValueError(f"--distractors takes a number of files or `all`, got {text!r}")
+    return int(text)
+
+
+def _sweep(
+    args: argparse.Namespace,
+    config: ChunkConfig,
+    repo: str,
+    analyses: list,
+    queries: list,
+    embedder: object,
+    budgets: tuple[int, ...],
+) -> int:
+    """The sweep's table (rank and budget metrics per setting) and its best setting."""
+    from nexus.evaluation.budget import budget_label
+    from nexus.evaluation.experiments import (
+        HEADLINE_VARIANT,
+        best,
+        default_choice,
+        describe,
+        sweep,
+    )
+    from nexus.evaluation.metrics import render_text
+
+    grid_max = [int(x) for x in args.sweep_max.split(",")]
+    grid_min = [int(x) for x in args.sweep_min.split(",")]
+    results = sweep(analyses, repo, config, queries, embedder, grid_max, grid_min, budgets=budgets)
+    variants = {g for r in results for g in r.report.metrics}
+    variant = HEADLINE_VARIANT if HEADLINE_VARIANT in variants else "all"
+    shown = [budget_label(b) for b in budgets] + ["tokens@10", "MRR@10", "R@5", "lines@5"]
+    rows = [
+        [describe(r.config), str(r.chunks)]
+        + [f"{r.metric(name, variant):.3f}" for name in shown[: len(budgets)]]
+        + [f"{r.metric('tokens@10', variant):.0f}"]
+        + [f"{r.metric(name, variant):.3f}" for name in ("MRR@10", "R@5")]
+        + [f"{r.metric('lines@5', variant):.1f}", str(r.over_window)]
+        for r in results
+    ]
+    n = int(results[0].report.metrics[variant]["n"]) if results else 0
+    print(
+        f"{n} queries of variant {variant!r} scored "
+        f"({'the doc-comment summaries' if variant == HEADLINE_VARIANT else 'every query'}); "
+        f"embedder {embedder.name}"  # type: ignore[attr-defined]
+    )
+    print(render_text((["config", "chunks", *shown, "> window"], rows)))
+    choose_by = args.choose_by or default_choice(budgets)
+    top = best(results, variant, choose_by=choose_by)
+    print(f"best: {describe(top.config)} (chosen by {choose_by}, ties by fewer tokens@10)")
+    return 0
+
+
 def _read(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
@@ -123,10 +195,12 @@ def _read(path: str) -> bytes:
         raise ValueError(f"cannot read the query set {path}: {exc.strerror or exc}") from None
 
 
-def _eval_questions(args: argparse.Namespace, config: ChunkConfig, questions: list) -> int:
-    """A question set (several file/line targets, categories): NDCG@10, MRR@10 and R@5 per
-    category, for each strategy."""
-    from nexus.evaluation.metrics import render_text
+def _eval_questions(
+    args: argparse.Namespace, config: ChunkConfig, questions: list, budgets: tuple[int, ...]
+) -> int:
+    """A question set (several file/line targets, categories): NDCG@10, MRR@10, R@5 and
+    the budget metrics per category, for each strategy."""
+    from nexus.evaluation.metrics import no_nan, render_text
     from nexus.evaluation.questions import evaluate_questions, summarize, summary_table
     from nexus.retrieval.ranking import rules_for
 
@@ -142,25 +216,21 @@ def _eval_questions(args: argparse.Namespace, config: ChunkConfig, questions: li
     for strategy, one in zip(strategies(args), opened, strict=True):
         label = STRATEGY_LABELS[strategy]
         rows = evaluate_questions(
-            questions, one.index, embedder, config.lexical_weight, rules_for(config)
+            questions, one.index, embedder, config.lexical_weight, rules_for(config), budgets
         )
         rows_by_label[label] = rows
-        summaries[label] = summarize(rows)
-    print(render_text(summary_table(summaries)))
+        summaries[label] = summarize(rows, budgets)
+    print(render_text(summary_table(summaries, budgets)))
     if args.json:
         out = Path(args.json)
         out.mkdir(parents=True, exist_ok=True)
         for strategy, (label, rows) in zip(strategies(args), rows_by_label.items(), strict=True):
-            records = [
-                {
-                    "id": r.question.id,
-                    "category": r.question.category,
-                    **r.scores,
-                    "top": [f"{c.file}:{c.start_line}-{c.end_line}" for c in r.top],
-                }
-                for r in rows
-            ]
-            report = {"label": label, "summary": summaries[label], "rows": records}
-            (out / f"{strategy}.json").write_text(json.dumps(report, indent=1) + "\n")
+            report = {
+                "label": label,
+                "budgets": list(budgets),
+                "summary": summaries[label],
+                "rows": [r.record() for r in rows],
+            }
+            (out / f"{strategy}.json").write_text(json.dumps(no_nan(report), indent=1) + "\n")
         print(f"\nreports written to {out}")
     return 0

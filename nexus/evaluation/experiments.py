@@ -6,6 +6,7 @@ run through these functions, so their numbers agree.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,6 +17,7 @@ import numpy as np
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.pipeline import chunk_analyses
 from nexus.config import ChunkConfig
+from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.metrics import EvalReport, Query, evaluate
 from nexus.evaluation.text_memo import TextMemo
 from nexus.retrieval.embedding import Embedder, EmbeddingCancelled
@@ -43,6 +45,10 @@ class ConfigResult:
         group = variant if variant in self.report.metrics else "all"
         return self.report.metric(group, name)
 
+    @property
+    def budgets(self) -> tuple[int, ...]:
+        return self.report.budgets
+
 
 def evaluate_config(
     analyses: Sequence[FileAnalysis],
@@ -53,9 +59,10 @@ def evaluate_config(
     query_vectors: np.ndarray | None = None,
     progress: Callable[[int, int], None] | None = None,
     chunks: Sequence[Chunk] | None = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> ConfigResult:
     """Chunk with ``config`` (unless its ``chunks`` are given), embed (through whatever
-    cache ``embedder`` has), score."""
+    cache ``embedder`` has), score: ranks and budget metrics (no per-query margins)."""
     if chunks is None:
         chunks = chunk_analyses(analyses, config, repo=repo)
     index = VectorIndex.from_chunks(chunks, embedder, progress)
@@ -71,6 +78,8 @@ def evaluate_config(
         label=describe(config),
         lexical_weight=config.lexical_weight,
         ranking=rules_for(config),
+        budgets=budgets,
+        detail=False,
     )
     under = sum(1 for c in chunks if c.token_count < 32)
     return ConfigResult(config, len(chunks), over, under, report)
@@ -192,6 +201,7 @@ def sweep(
     extra: Sequence[Budget] = (),
     finished: Mapping[Budget, ConfigResult] | None = None,
     cancel: Callable[[], bool] | None = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> list[ConfigResult]:
     """Evaluate every setting of ``sweep_grid``, each distinct chunk text embedded once.
 
@@ -208,6 +218,7 @@ def sweep(
             embedder and search settings): those settings are not run again.
         cancel: asked between batches of texts and between settings; True raises
             ``SweepCancelled`` holding the settings finished so far.
+        budgets: the token budgets each setting's ``R@1k``-style metrics are read at.
 
     Returns:
         One result per setting, in ``sweep_grid`` order.
@@ -264,7 +275,7 @@ def sweep(
 
             results[pair] = evaluate_config(
                 analyses, repo, configured(pair), queries, memo, query_vectors, embedding,
-                counted.pop(pair, None),
+                counted.pop(pair, None), budgets,
             )  # fmt: skip
             pace.setting_done(time.perf_counter() - began - (pace.embedding_s - embedding_before))
     except EmbeddingCancelled:
@@ -295,12 +306,70 @@ def _smoothed(last: float | None, now: float) -> float:
     return now if last is None else last + ETA_SMOOTHING * (now - last)
 
 
+#: Metrics a sweep may be chosen by where lower is better (the others: higher).
+LOWER_IS_BETTER = frozenset({"lines@5", "lines@10", "tokens@10", "tokens to first hit"})
+
+
+def default_choice(budgets: Sequence[int] = DEFAULT_BUDGETS) -> str:
+    """What a sweep is chosen by unless told: recall within the smallest budget. MRR@10
+    counts a 300-line hit like a 15-line one, so it picks the fattest chunks."""
+    return budget_label(min(budgets))
+
+
+def choices(budgets: Sequence[int] = DEFAULT_BUDGETS) -> tuple[str, ...]:
+    """The metrics a sweep can be chosen by, for these budgets."""
+    return (
+        *(budget_label(b) for b in budgets),
+        "MRR@10",
+        "R@1",
+        "R@5",
+        "R@10",
+        *sorted(LOWER_IS_BETTER),
+    )
+
+
+def check_choice(name: str, budgets: Sequence[int] = DEFAULT_BUDGETS) -> str:
+    """``name`` if a sweep can be chosen by it, else ValueError naming the choices."""
+    if name not in choices(budgets):
+        raise ValueError(
+            f"cannot choose a sweep by {name!r}; choose by one of {', '.join(choices(budgets))}"
+        )
+    return name
+
+
 def best(
-    results: Sequence[ConfigResult], variant: str = HEADLINE_VARIANT, tolerance: float = 0.005
+    results: Sequence[ConfigResult],
+    variant: str = HEADLINE_VARIANT,
+    tolerance: float = 0.005,
+    choose_by: str | None = None,
 ) -> ConfigResult:
-    """The row with the highest MRR@10. Rows within ``tolerance`` of it (about one query's
-    rank in a few hundred) are ties, won by fewer lines in the top 5 (the context a
-    prompt pays for), then by fewer chunks under 32 tokens."""
-    top = max(r.metric("MRR@10", variant) for r in results)
-    tied = [r for r in results if r.metric("MRR@10", variant) >= top - tolerance]
-    return min(tied, key=lambda r: (r.metric("lines@5", variant), r.under_32 / max(r.chunks, 1)))
+    """The row best on ``choose_by`` (default: ``default_choice`` of the results'
+    budgets). Rows within ``tolerance`` of it (about one query in a few hundred) are
+    ties (for a cost: within that share of the best), won by fewer tokens in the top 10
+    (what a prompt pays for), then fewer lines in the top 5, then fewer chunks under 32
+    tokens. Raises ValueError for an unknown metric."""
+    name = choose_by or default_choice(results[0].budgets)
+    sign = -1.0 if name in LOWER_IS_BETTER else 1.0
+
+    def value(r: ConfigResult) -> float:
+        number = sign * r.metric(name, variant)
+        return -math.inf if math.isnan(number) else number
+
+    top = max(value(r) for r in results)
+    slack = tolerance if sign > 0 else tolerance * abs(top)  # costs: a share of the best
+    tied = [r for r in results if value(r) >= top - slack]
+    return min(
+        tied,
+        key=lambda r: (
+            _or_inf(r, "tokens@10", variant),
+            r.metric("lines@5", variant),
+            r.under_32 / max(r.chunks, 1),
+        ),
+    )
+
+
+def _or_inf(result: ConfigResult, name: str, variant: str) -> float:
+    try:
+        return result.metric(name, variant)
+    except (KeyError, ValueError):
+        return math.inf

@@ -7,15 +7,21 @@ numbers from ``evaluate`` and from scoring ``write_run`` output agree:
 * ``contains``: the chunk covers every line of the target.
 * ``R@k``: share of queries whose first hit is at rank <= k; ``MRR@10``: mean 1/rank
   within the top 10; ``lines@5``: mean summed line count of the top 5 (context cost).
+* Budget metrics (``nexus.evaluation.budget``): ``R@1k`` etc., the share of targets read
+  within 1000 tokens of the ranked hits (a target is read when the reads hold half its
+  lines), tokens to the first hit, and lines and tokens of the top 10.
 
 A *target chunk* is any chunk that satisfies the rule for the query's target. The
 ``margin`` of a query is the best target-chunk score minus the best other score:
-positive when the target wins, negative when a wrong chunk outranks it.
+positive when the target wins, negative when a wrong chunk outranks it. Score, margin
+and full rank are the *final* scores, those the hits are ranked by: with the ranking
+stage, over every candidate it ranks (a target outside them has no score there).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -25,6 +31,15 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from nexus.evaluation.budget import (
+    DEFAULT_BUDGETS,
+    BudgetOutcome,
+    budget_label,
+    budget_outcome,
+    half_the_lines,
+    summarize_budgets,
+)
+from nexus.retrieval.budget import Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.ranking import RankingRules
@@ -336,8 +351,11 @@ class QueryOutcome:
     """How one query fared on one index (rank/score/margin under the primary rule).
 
     ``rank`` counts within the top k (None = not found there); ``full_rank`` is the
-    target's rank over the whole index, None only if no chunk satisfies the rule.
-    ``score`` is the best target chunk's score, ``top_score`` the best overall.
+    target's rank over every result the search scores (every chunk, or the ranking
+    stage's candidates), None if none of them satisfies the rule. ``score`` is the best
+    target result's final score (the one hits are ranked by), ``top_score`` the best
+    overall; ``scored`` is how many results the ranking stage ranked (None: every chunk
+    was scored). ``ranked`` keeps those results when asked (for charts).
     """
 
     hits: tuple[Hit, ...]
@@ -347,6 +365,14 @@ class QueryOutcome:
     full_rank: int | None
     top_score: float | None
     ranks: dict[str, int | None] = field(default_factory=dict)  # per rule, within top k
+    budget: BudgetOutcome | None = None
+    scored: int | None = None
+    ranked: tuple[Hit, ...] = ()
+
+
+def target_read(target: Target, read: Read) -> bool:
+    """Whether a read holds the target (half its lines, as the overlap50 rule)."""
+    return half_the_lines(target.file, target.start_line, target.end_line, read)
 
 
 def score_query(
@@ -359,27 +385,72 @@ def score_query(
     text: str | None = None,
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+    detail: bool = True,
+    keep_ranked: bool = False,
 ) -> QueryOutcome:
     """Search ``index`` and, given a target, locate it among the results (through the
     ranking stage with ``ranking`` rules, else hybrid when ``lexical_weight`` > 0).
 
-    ``score``, ``margin`` and ``full_rank`` are over every chunk's retrieval score (cosine
-    + ``lexical_weight`` x keywords): the ranking stage scores only its candidates."""
-    hits = tuple(index.search(query_vec, k, exact, text, lexical_weight, ranking))
+    ``score``, ``margin`` and ``full_rank`` are over the final scores: with the ranking
+    stage, every candidate it ranks (one search of them all, whose top k are the hits);
+    else every chunk's cosine + ``lexical_weight`` x keywords. ``detail=False`` skips
+    them (a sweep needs only the ranks and the budget figures)."""
+    staged = bool(text) and ranking is not None
+    if staged and (keep_ranked or (detail and target is not None)):
+        ranked = tuple(index.search(query_vec, len(index), exact, text, lexical_weight, ranking))
+        hits = ranked[:k]
+    else:
+        ranked = ()
+        hits = tuple(index.search(query_vec, k, exact, text, lexical_weight, ranking))
     top = hits[0].score if hits else None
+    kept = ranked if keep_ranked else ()
     if target is None:
-        return QueryOutcome(hits, None, None, None, None, top)
-    scores = index.all_scores(query_vec, text, lexical_weight)
-    mask = target_mask(index.chunks, target, rule)
+        return QueryOutcome(hits, None, None, None, None, top, ranked=kept)
+    budget = budget_outcome([h.chunk for h in hits], [target], target_read, budgets)
+    ranks = {r: rank_of_target(hits, target, r) for r in RULES}
+    rank = ranks[rule]
+    if not detail:
+        return QueryOutcome(hits, rank, None, None, None, top, ranks, budget, ranked=kept)
+    if staged:
+        scores = np.fromiter((h.score for h in ranked), dtype=np.float64, count=len(ranked))
+        mask = target_mask([h.chunk for h in ranked], target, rule)
+        first = int(np.argmax(mask)) + 1 if mask.any() else None
+        scored: int | None = len(ranked)
+    else:
+        scores = index.all_scores(query_vec, text, lexical_weight)
+        mask = target_mask(index.chunks, target, rule)
+        first, scored = full_rank(scores, mask), None
     return QueryOutcome(
         hits=hits,
-        rank=rank_of_target(hits, target, rule),
+        rank=rank,
         score=float(scores[mask].max()) if mask.any() else None,
         margin=margin(scores, mask),
-        full_rank=full_rank(scores, mask),
+        full_rank=first,
         top_score=top,
-        ranks={r: rank_of_target(hits, target, r) for r in RULES},
+        ranks=ranks,
+        budget=budget,
+        scored=scored,
+        ranked=kept,
     )
+
+
+def final_scores(
+    index: VectorIndex,
+    outcome: QueryOutcome,
+    query_vec: np.ndarray,
+    text: str | None = None,
+    lexical_weight: float = 0.0,
+) -> np.ndarray:
+    """Every chunk's final score in key order (what the hits are ranked by): from an
+    outcome of the ranking stage scored with ``keep_ranked``, the ranked candidates'
+    scores and NaN for the chunks it did not rank; else every chunk's score."""
+    if not outcome.ranked:
+        return index.all_scores(query_vec, text, lexical_weight).astype(np.float64)
+    scores = np.full(len(index), np.nan, dtype=np.float64)
+    for hit in outcome.ranked:
+        scores[hit.key] = hit.score
+    return scores
 
 
 # --- reports -------------------------------------------------------------------------
@@ -427,9 +498,23 @@ class QueryRow:
             "score": o.score,
             "margin": o.margin,
             "top_score": o.top_score,
+            "scored": o.scored,
             "lines@5": self.lines_at(5),
+            **budget_record(o.budget),
             "top": [h.chunk.id for h in o.hits],
         }
+
+
+def budget_record(budget: BudgetOutcome | None) -> dict[str, Any]:
+    """One query's budget figures as JSON fields (``R@1k``..., tokens to first hit...)."""
+    if budget is None:
+        return {}
+    return {
+        **{budget_label(b): share for b, share in budget.recall.items()},
+        "tokens to first hit": budget.tokens_to_first_hit,
+        "lines@10": budget.lines_top_k,
+        "tokens@10": budget.tokens_top_k,
+    }
 
 
 @dataclass(frozen=True)
@@ -441,24 +526,40 @@ class EvalReport:
     model: str = ""
     k: int = 10
     label: str = ""
+    budgets: tuple[int, ...] = DEFAULT_BUDGETS
 
     def metric(self, variant: str, name: str, rule: str = PRIMARY_RULE) -> float:
-        key = name if name in ("n", "lines@5") else f"{rule}:{name}"
-        return self.metrics[variant][key]
+        """``name`` in group ``variant``: a budget metric (``R@1k``, ``tokens@10``...),
+        ``n``, ``lines@5``, or a rank metric under ``rule`` (``R@5``, ``MRR@10``)."""
+        group = self.metrics[variant]
+        if name in group:
+            return group[name]
+        key = f"{rule}:{name}"
+        if key not in group:
+            known = sorted({k.split(":")[-1] for k in group})
+            raise ValueError(f"unknown metric {name!r}; known: {', '.join(known)}")
+        return group[key]
 
 
-def aggregate(rows: Iterable[QueryRow], ks: Sequence[int] = KS) -> dict[str, dict[str, float]]:
+def aggregate(
+    rows: Iterable[QueryRow], ks: Sequence[int] = KS, budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> dict[str, dict[str, float]]:
     """Metrics per group: each variant, ``variant|package``, and ``all``.
 
-    Keys: ``n``, ``<rule>:R@<k>``, ``<rule>:MRR@10``, ``lines@5`` (score.py's names).
+    Keys: ``n``, ``<rule>:R@<k>``, ``<rule>:MRR@10``, ``lines@5`` (score.py's names), and
+    the budget metrics of ``summarize_budgets`` (``R@1k``..., ``tokens to first hit``,
+    ``lines@10``, ``tokens@10``) where the rows have them.
     """
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    spent: dict[str, list[BudgetOutcome]] = defaultdict(list)
     for row in rows:
         groups = ["all", row.variant or "-"]
         if row.query.target.package:
             groups.append(f"{row.variant or '-'}|{row.query.target.package}")
         for group in groups:
             acc = sums[group]
+            if row.outcome.budget is not None:
+                spent[group].append(row.outcome.budget)
             acc["n"] += 1
             for rule in RULES:
                 first = row.outcome.ranks.get(rule)
@@ -470,6 +571,7 @@ def aggregate(rows: Iterable[QueryRow], ks: Sequence[int] = KS) -> dict[str, dic
     for group, acc in sums.items():
         n = acc["n"]
         out[group] = {key: (n if key == "n" else value / n) for key, value in acc.items()}
+        out[group].update(summarize_budgets(spent[group], budgets))
     return out
 
 
@@ -485,6 +587,8 @@ def evaluate(
     query_vectors: np.ndarray | None = None,
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+    detail: bool = True,
 ) -> EvalReport:
     """Run every query against ``index`` and score it.
 
@@ -493,6 +597,8 @@ def evaluate(
     ``query_vectors`` (one row per query, from the same embedder) skips the embedding.
     ``lexical_weight`` > 0 ranks by cosine + keyword score (``VectorIndex.search``);
     ``ranking`` rules send the candidates through the ranking stage instead.
+    ``budgets``: the token budgets of the ``R@1k``-style metrics; ``detail=False`` leaves
+    out each query's score, margin and full rank (see ``score_query``).
     """
     if index.model and embedder.name != index.model:
         raise ValueError(
@@ -504,11 +610,21 @@ def evaluate(
     rows = tuple(
         QueryRow(
             q,
-            score_query(index, vec, q.target, k, rule, exact, q.query, lexical_weight, ranking),
+            score_query(
+                index, vec, q.target, k, rule, exact, q.query, lexical_weight, ranking,
+                budgets, detail,
+            ),
         )
         for q, vec in zip(queries, query_vectors, strict=True)
+    )  # fmt: skip
+    return EvalReport(
+        rows,
+        aggregate(rows, budgets=budgets),
+        model=embedder.name,
+        k=k,
+        label=label,
+        budgets=tuple(budgets),
     )
-    return EvalReport(rows, aggregate(rows), model=embedder.name, k=k, label=label)
 
 
 def write_run(report: EvalReport, path: str | os.PathLike[str]) -> None:
@@ -549,6 +665,7 @@ def compare(
     labels: tuple[str, str] = ("line-based", "AST"),
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> Comparison:
     """Evaluate both indexes on ``queries`` (embedded once), ranked the same way."""
     vectors = embedder.encode([q.query for q in queries])
@@ -562,6 +679,7 @@ def compare(
             query_vectors=vectors,
             lexical_weight=lexical_weight,
             ranking=ranking,
+            budgets=budgets,
         )
         for index, label in zip((baseline, candidate), labels, strict=True)
     ]
@@ -574,6 +692,8 @@ def compare(
 def _rank_cell(row: QueryRow, k: int) -> str:
     o = row.outcome
     if o.score is None:
+        if o.scored is not None:
+            return f">{k} (not among the {o.scored} ranked)"
         return "no target chunk"
     rank = str(o.rank) if o.rank is not None else f">{k} ({o.full_rank})"
     return f"{rank} ({o.score:.3f})"
@@ -582,7 +702,9 @@ def _rank_cell(row: QueryRow, k: int) -> str:
 def comparison_table(comparison: Comparison, variant: str | None = None) -> Table:
     """Rows ``query | <baseline> rank (score) | <candidate> rank (score) | margin change``.
 
-    A rank beyond the top k shows as ``>10 (37)``: 37 is its rank over the whole index.
+    A rank beyond the top k shows as ``>10 (37)``: 37 is its rank over every result the
+    search scores (the ranking stage's candidates, or the whole index); the score is the
+    final one, the hits' own.
     """
     b, c = comparison.baseline, comparison.candidate
     headers = ["query", "variant", f"{b.label or 'baseline'} rank (score)"]
@@ -599,8 +721,11 @@ def comparison_table(comparison: Comparison, variant: str | None = None) -> Tabl
 
 
 def metrics_table(*reports: EvalReport, rule: str = PRIMARY_RULE) -> Table:
-    """One row per report and variant: n, R@1/5/10, MRR@10, lines@5."""
+    """One row per report and variant: n, R@1/5/10, MRR@10, lines@5, and the budget
+    metrics (R@1k..., tokens to first hit, lines@10, tokens@10)."""
+    budgets = reports[0].budgets if reports else DEFAULT_BUDGETS
     headers = ["index", "variant", "n", "R@1", "R@5", "R@10", "MRR@10", "lines@5"]
+    headers += budget_headers(budgets)
     rows = []
     for report in reports:
         for group in sorted(g for g in report.metrics if "|" not in g):
@@ -609,8 +734,27 @@ def metrics_table(*reports: EvalReport, rule: str = PRIMARY_RULE) -> Table:
                 [report.label, group, str(int(m["n"]))]
                 + [f"{m[f'{rule}:{name}']:.3f}" for name in ("R@1", "R@5", "R@10", "MRR@10")]
                 + [f"{m['lines@5']:.1f}"]
+                + budget_cells(m, budgets)
             )
     return headers, rows
+
+
+#: The budget metrics beside the budgets' recalls, as ``summarize_budgets`` names them.
+BUDGET_COSTS = ("tokens to first hit", "lines@10", "tokens@10")
+
+
+def budget_headers(budgets: Sequence[int]) -> list[str]:
+    return [*(budget_label(b) for b in budgets), *BUDGET_COSTS]
+
+
+def budget_cells(metrics: dict[str, float], budgets: Sequence[int]) -> list[str]:
+    """The budget columns of one row of a metrics table ("" where not measured)."""
+    labels = [budget_label(b) for b in budgets]
+    cells = [f"{metrics[label]:.3f}" if label in metrics else "" for label in labels]
+    for name in BUDGET_COSTS:
+        value = metrics.get(name)
+        cells.append("" if value is None or math.isnan(value) else f"{value:.0f}")
+    return cells
 
 
 def _cell(text: str) -> str:
@@ -644,7 +788,19 @@ def save_report(report: EvalReport, path: str | os.PathLike[str]) -> None:
         "label": report.label,
         "model": report.model,
         "k": report.k,
-        "metrics": report.metrics,
+        "budgets": list(report.budgets),
+        "metrics": no_nan(report.metrics),
         "rows": [row.to_dict() for row in report.rows],
     }
     Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def no_nan(value: Any) -> Any:
+    """``value`` with every NaN float (a median over no hits) as None: valid JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: no_nan(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [no_nan(item) for item in value]
+    return value

@@ -14,7 +14,10 @@ Scoring follows the public code-search benchmarks' rule, so figures compare:
 * NDCG@10 with binary gains: each primary target counts once, at the rank of the first
   chunk that covers it; the ideal is min(10, targets whose file is in the index);
 * MRR@10: 1 / rank of the first chunk covering any primary target;
-* R@5: share of the primary targets covered in the top 5.
+* R@5: share of the primary targets covered in the top 5;
+* budget metrics (``nexus.evaluation.budget``): ``R@1k`` etc., the share of the primary
+  targets covered by the hits read within 1000 tokens (the crossing hit cut at a line),
+  tokens to the first hit, lines and tokens of the top 10.
 
 Secondary places are kept for reading results and are not scored.
 """
@@ -27,13 +30,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nexus.evaluation.budget import (
+    DEFAULT_BUDGETS,
+    BudgetOutcome,
+    any_line,
+    budget_outcome,
+    summarize_budgets,
+)
 from nexus.evaluation.metrics import (
     MAX_LINE,
     _json_record,
     _kind,
     _text,
+    budget_cells,
+    budget_headers,
+    budget_record,
     parse_records,
 )
+from nexus.retrieval.budget import Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
@@ -62,6 +76,10 @@ class Place:
         if self.start_line is None or self.end_line is None:
             return True
         return chunk.start_line <= self.end_line and self.start_line <= chunk.end_line
+
+    def read_in(self, read: Read) -> bool:
+        """Whether a read (part of a hit) covers the place: the rule above."""
+        return any_line(self.file, self.start_line, self.end_line, read)
 
     def label(self) -> str:
         if self.start_line is None:
@@ -174,38 +192,69 @@ def question_scores(
     }
 
 
+def question_budget(
+    question: Question, ranked: Sequence[Chunk], budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> BudgetOutcome:
+    """The budget figures of one question: its primary targets read in the top 10."""
+    return budget_outcome(ranked, question.targets, Place.read_in, budgets, k=K)
+
+
 @dataclass(frozen=True)
 class QuestionRow:
     question: Question
     scores: dict[str, float]
     top: tuple[Chunk, ...]
+    budget: BudgetOutcome | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The row as JSON fields: id, category, the metrics, the budget figures, hits."""
+        return {
+            "id": self.question.id,
+            "category": self.question.category,
+            **self.scores,
+            **budget_record(self.budget),
+            "top": [f"{c.file}:{c.start_line}-{c.end_line}" for c in self.top],
+        }
 
 
-def summarize(rows: Iterable[QuestionRow]) -> dict[str, dict[str, float]]:
-    """Mean of each metric per category and over ``all`` (with ``n``)."""
+def summarize(
+    rows: Iterable[QuestionRow], budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> dict[str, dict[str, float]]:
+    """Mean of each metric per category and over ``all`` (with ``n``), and the budget
+    metrics of ``summarize_budgets`` where the rows have them."""
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    spent: dict[str, list[BudgetOutcome]] = defaultdict(list)
     for row in rows:
         for group in ("all", row.question.category):
             sums[group]["n"] += 1
             for name in METRICS:
                 sums[group][name] += row.scores[name]
+            if row.budget is not None:
+                spent[group].append(row.budget)
     return {
         group: {name: (v if name == "n" else v / acc["n"]) for name, v in acc.items()}
+        | summarize_budgets(spent[group], budgets)
         for group, acc in sums.items()
     }
 
 
 def summary_table(
     summaries: dict[str, dict[str, dict[str, float]]],
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> tuple[list[str], list[list[str]]]:
-    """Rows ``run | group | n | NDCG@10 | MRR@10 | R@5``: one per run and group."""
-    headers = ["run", "group", "n", *METRICS]
+    """Rows ``run | group | n | NDCG@10 | MRR@10 | R@5 | R@1k ... | tokens@10``: one per
+    run and group."""
+    headers = ["run", "group", "n", *METRICS, *budget_headers(budgets)]
     rows = []
     for run, summary in summaries.items():
         for group in ("all", *CATEGORIES):
             if group in summary:
                 m = summary[group]
-                rows.append([run, group, str(int(m["n"]))] + [f"{m[n]:.3f}" for n in METRICS])
+                rows.append(
+                    [run, group, str(int(m["n"]))]
+                    + [f"{m[n]:.3f}" for n in METRICS]
+                    + budget_cells(m, budgets)
+                )
     return headers, rows
 
 
@@ -231,13 +280,16 @@ def evaluate_questions(
     embedder: Embedder,
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> list[QuestionRow]:
-    """Search ``index`` for every question (embedded in one batch) and score the top 10."""
+    """Search ``index`` for every question (embedded in one batch) and score the top 10,
+    with the budget figures at ``budgets`` tokens."""
     files = {c.file for c in index.chunks}
     vectors = embedder.encode([q.query for q in questions])
     rows = []
     for question, vec in zip(questions, vectors, strict=True):
         hits = index.search(vec, K, True, question.query, lexical_weight, ranking)
         top = tuple(h.chunk for h in hits)
-        rows.append(QuestionRow(question, question_scores(question, top, files), top))
+        scores = question_scores(question, top, files)
+        rows.append(QuestionRow(question, scores, top, question_budget(question, top, budgets)))
     return rows

@@ -9,7 +9,7 @@ import streamlit as st
 from nexus.chunking.profiles import PROFILE_NAMES
 from nexus.ingest.selection import parse_languages
 from nexus.types import CHUNKABLE_LANGUAGES, Chunk
-from nexus.ui import repos, widgets
+from nexus.ui import repos, sweeps, widgets
 
 #: Session key of the Search page's selected hit.
 HIT_KEY = "search_hit"
@@ -49,6 +49,13 @@ SWEEP_PARAMS = {
     "sweep_min": widgets.SWEEP_MIN_OPTIONS,
 }
 LINK_SWEEP, SWEEP_RUN = "_link_sweep", "_sweep_run"
+#: The sweep's embedder, "Files in the sweep" and what its best is chosen by: (link name,
+#: session key, allowed values). Without the tier a shared fast-tier sweep reran on MiniLM.
+_SWEEP_CHOICES = (
+    ("sweep_tier", "sweep_tier", tuple(sweeps.TIER_LABELS)),
+    ("sweep_files", "sweep_distractors", sweeps.DISTRACTOR_CHOICES),
+    ("sweep_by", "sweep_choose_by", sweeps.CHOICES),
+)
 
 
 def apply_url_params() -> list[str]:
@@ -102,7 +109,8 @@ def apply_url_params() -> list[str]:
 
 
 def _sweep_from_link(params: Any) -> list[str]:
-    """``sweep_max=128,256&sweep_min=0,48&sweep_variant=doc``: the sweep to run on Evaluate."""
+    """``sweep_max=128,256&sweep_min=0,48&sweep_variant=doc&sweep_tier=fast&sweep_files=1000
+    &sweep_by=R@1k``: the sweep to run on Evaluate."""
     problems = []
     for name, allowed in SWEEP_PARAMS.items():
         raw = params.get(name)
@@ -117,6 +125,14 @@ def _sweep_from_link(params: Any) -> list[str]:
             st.session_state[LINK_SWEEP] = True
     if params.get("sweep_variant"):
         st.session_state["sweep_variant"] = params.get("sweep_variant")
+    for name, key, allowed in _SWEEP_CHOICES:
+        raw = params.get(name)
+        if raw is None:
+            continue
+        if raw in allowed:
+            st.session_state[key] = raw
+        else:
+            problems.append(f"ignored {name}={raw!r}: not one of {', '.join(allowed)}")
     return problems
 
 
@@ -193,5 +209,6 @@ def write_url_params(values: dict[str, object]) -> None:
         for name in SWEEP_PARAMS:
             params[name] = ",".join(str(v) for v in ss.get(name) or ())
         params["sweep_variant"] = ss.get("sweep_variant")
+        params.update({name: ss.get(key) for name, key, _ in _SWEEP_CHOICES})
     params.update(values)
     st.query_params.from_dict({k: str(v) for k, v in params.items() if v not in (None, "")})

@@ -21,12 +21,16 @@ from collections.abc import Callable, Hashable, Sequence
 import pandas as pd
 import streamlit as st
 
+from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.experiments import (
+    LOWER_IS_BETTER,
     Budget,
     ConfigResult,
     SweepCancelled,
     SweepStatus,
     best,
+    default_choice,
+    describe,
     sweep_grid,
 )
 from nexus.retrieval import tiers
@@ -37,8 +41,28 @@ from nexus.ui.cache import CACHE_ENV
 #: Seconds a script run waits for the sweep it started (AppTests set 60, so a run
 #: shows the answer); the page polls otherwise.
 WAIT_S = 0.0
-#: Per metric the sweep shows: whether higher is better.
-METRICS = {"MRR@10": True, "R@5": True, "lines@5": False}
+#: The budget metrics a sweep shows: recall within each budget, then what reading costs.
+BUDGET_METRICS = (*(budget_label(b) for b in DEFAULT_BUDGETS), "tokens to first hit", "tokens@10")
+#: Per metric the sweep's table shows: whether higher is better (budgets first; the rank
+#: metrics beside them).
+METRICS = {
+    **{name: name not in LOWER_IS_BETTER for name in BUDGET_METRICS},
+    "MRR@10": True,
+    "R@5": True,
+    "lines@5": False,
+}
+#: What a sweep's best setting is chosen by unless the page says otherwise.
+DEFAULT_CHOICE = default_choice(DEFAULT_BUDGETS)
+#: The metrics the best setting can be chosen by on the page.
+CHOICES = (*BUDGET_METRICS[: len(DEFAULT_BUDGETS)], "MRR@10", "R@5", "tokens@10")
+
+
+def charted(choose_by: str) -> dict[str, bool]:
+    """The sweep's charts: the metric it is chosen by, MRR@10 beside it, and the cost."""
+    names = dict.fromkeys([choose_by, "MRR@10", "tokens@10"])
+    return {name: METRICS[name] for name in names}
+
+
 _JOB = "_sweep_job"
 
 #: ``work(progress=..., cancel=..., finished=...)``: runs ``experiments.sweep`` on the
@@ -53,14 +77,21 @@ TIER_LABELS = {
 }
 
 
-#: "Files in the sweep": every file (None), or the target files plus this many others.
-DISTRACTOR_CHOICES: tuple[int | None, ...] = (None, 1000, 300)
+#: "Files in the sweep": every file, or the target files plus this many others (strings:
+#: a select box shows ``None`` as "Choose an option").
+EVERY_FILE = "all"
+DISTRACTOR_CHOICES: tuple[str, ...] = (EVERY_FILE, "1000", "300")
 
 
-def distractors_label(distractors: int | None) -> str:
-    if distractors is None:
+def distractors_of(choice: str) -> int | None:
+    """The sample size of a "Files in the sweep" choice (None: every file)."""
+    return None if choice == EVERY_FILE else int(choice)
+
+
+def distractors_label(choice: str) -> str:
+    if choice == EVERY_FILE:
         return "every file"
-    return f"files with targets + {distractors:,} others (sampled)"
+    return f"files with targets + {int(choice):,} others (sampled)"
 
 
 def fast_embedder(words_view: bool) -> Embedder:
@@ -85,9 +116,12 @@ class SweepJob:
         mins: Sequence[int],
         current: Budget,
         finished: dict[Budget, ConfigResult],
+        tier: str = tiers.QUALITY,
+        files: str = EVERY_FILE,
     ) -> None:
         self.key = key
         self.maxes, self.mins, self.current = list(maxes), list(mins), current
+        self.tier, self.files = tier, files
         self.grid = sweep_grid(self.maxes, self.mins, [current])
         self.resumed = sum(1 for pair in self.grid if pair in finished)
         self.results = dict(finished)
@@ -151,50 +185,93 @@ class SweepJob:
         return not self.running and all(pair in self.results for pair in self.grid)
 
 
+def progress_text(job: SweepJob) -> str:
+    """The running sweep's bar text: its status, or what it waits for before the first
+    one (the fast tier's model, distilled once, takes minutes)."""
+    if job.status is not None:
+        return f"Sweeping: {job.status.summary()}"
+    if job.tier == tiers.FAST and not fast_tier_ready():
+        return "Sweeping: distilling (once) the fast tier's model from MiniLM, 3-5 minutes"
+    return "Sweeping: starting"
+
+
 def session_job() -> SweepJob | None:
     """The session's latest sweep job, if any."""
     return st.session_state.get(_JOB)
 
 
 def start(
-    key: Hashable, maxes: Sequence[int], mins: Sequence[int], current: Budget, work: Work
+    key: Hashable,
+    maxes: Sequence[int],
+    mins: Sequence[int],
+    current: Budget,
+    work: Work,
+    tier: str = tiers.QUALITY,
+    files: str = EVERY_FILE,
 ) -> SweepJob:
     """Start a sweep over ``maxes`` x ``mins`` and ``current``, keeping the settings the
-    session's last job for ``key`` finished (a resume)."""
+    session's last job for ``key`` finished (a resume); ``tier`` and ``files`` (the
+    "Files in the sweep" choice) are recorded for the export."""
     last = session_job()
     if last is not None and last.running:
         last.cancel()
         last.join()
     finished = last.results if last is not None and last.key == key else {}
-    job = SweepJob(key, sorted(maxes), sorted(mins), current, finished).start(work)
+    job = SweepJob(key, sorted(maxes), sorted(mins), current, finished, tier, files)
+    job.start(work)
     st.session_state[_JOB] = job
     if WAIT_S:
         job.join(WAIT_S)
     return job
 
 
-def export() -> tuple[pd.DataFrame, dict[str, object]] | None:
+def reference(job: SweepJob, current: Budget) -> Budget:
+    """The row the sweep is read against: the setting in use now when the sweep has it
+    (after "Apply the best setting"), else the one in use when it ran."""
+    return current if current in job.results else job.current
+
+
+def export(current: Budget) -> tuple[pd.DataFrame, dict[str, object]] | None:
     """The session's last sweep answer for Export: its table and what it was run on
-    (grid, variant, setting in use), or None before a sweep has an answer."""
+    (grid, variant, tier, files, the setting its deltas are against: ``current``, the
+    setting in use now, when the sweep has it), or None before a sweep has an answer."""
     job = session_job()
     if job is None or job.current not in job.results:
         return None
     variant = str(st.session_state.get("sweep_variant") or "doc")
-    table = sweep_table(job.rows(), job.current, variant)
-    about = {"max_tokens": job.maxes, "min_tokens": job.mins, "variant": variant,
-             "in_use": list(job.current), "complete": job.complete()}  # fmt: skip
+    choose_by = str(st.session_state.get("sweep_choose_by") or DEFAULT_CHOICE)
+    in_use = reference(job, current)
+    table = sweep_table(job.rows(), in_use, variant, choose_by)
+    about = {
+        "max_tokens": job.maxes,
+        "min_tokens": job.mins,
+        "variant": variant,
+        "tier": job.tier,
+        "embedder": TIER_LABELS.get(job.tier, job.tier),
+        "files": distractors_label(job.files),
+        "distractors": distractors_of(job.files),
+        "in_use": list(in_use),
+        "chosen_by": choose_by,
+        "complete": job.complete(),
+        "settings_done": len(job.rows()),
+        "settings": len(job.grid),
+    }
     return table, about
 
 
-def sweep_table(results: Sequence[ConfigResult], current: Budget, variant: str) -> pd.DataFrame:
+def sweep_table(
+    results: Sequence[ConfigResult], current: Budget, variant: str, choose_by: str = DEFAULT_CHOICE
+) -> pd.DataFrame:
     """One row per setting: chunks, each metric and its difference from the setting in
-    use; ``row`` names the setting in use and the best one (``experiments.best``)."""
+    use; ``row`` names the setting in use and the best one (``experiments.best`` by
+    ``choose_by``)."""
     base = next(r for r in results if (r.config.max_tokens, r.config.min_tokens) == current)
-    top = best(results, variant)
+    top = best(results, variant, choose_by=choose_by)
     return pd.DataFrame(
         {
+            "setting": describe(r.config),
             "max_tokens": r.config.max_tokens,
-            "min_tokens": str(r.config.min_tokens),
+            "min_tokens": r.config.min_tokens,
             "row": ", ".join(
                 label for label, hit in (("in use", r is base), ("best", r is top)) if hit
             ),
@@ -205,3 +282,11 @@ def sweep_table(results: Sequence[ConfigResult], current: Budget, variant: str) 
         }
         for r in results
     )
+
+
+def budget_curves(table: pd.DataFrame) -> dict[str, dict[int, float]]:
+    """Recall per budget of each setting of a sweep table (for ``views.budget_chart``)."""
+    return {
+        str(row["setting"]): {b: float(row[budget_label(b)]) for b in DEFAULT_BUDGETS}
+        for _, row in table.iterrows()
+    }

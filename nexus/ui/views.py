@@ -22,9 +22,8 @@ import plotly.io as pio
 import pyarrow as pa
 
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
-from nexus.config import ChunkConfig
-from nexus.evaluation.metrics import Comparison, QueryOutcome, Target, target_mask
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
+from nexus.evaluation.metrics import Comparison
 from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
 
@@ -327,88 +326,38 @@ def cost_chart(bars: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def score_figure(
-    index: VectorIndex,
-    scores: np.ndarray,
-    outcome: QueryOutcome,
-    target: Target | None,
-    k: int,
-    config: ChunkConfig,
-) -> go.Figure:
-    """Search page: every chunk's score, with the top k and the target chunks marked
-    (markers carry their chunk's key in the index, for clicks)."""
+def budget_curves(
+    metrics: Mapping[str, Mapping[str, float]], budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> dict[str, dict[int, float]]:
+    """Recall per budget of each named run, from its metrics (``R@1k``...)."""
+    return {
+        name: {b: m[budget_label(b)] for b in budgets if budget_label(b) in m}
+        for name, m in metrics.items()
+    }
+
+
+def budget_chart(curves: Mapping[str, Mapping[int, float]], title: str) -> go.Figure:
+    """Quality against budget: recall within B tokens (y) for each budget B (x), a line
+    per strategy or sweep setting, so a team sees which wins at the budget it has."""
     fig = go.Figure()
-    fig.add_histogram(
-        x=scores,
-        nbinsx=40,
-        name="all chunks",
-        marker_color="#cbd5e1",
-        hovertemplate="%{y} chunks scoring %{x}<extra></extra>",
-    )
-    hover = "%{text}<br>score %{x:.3f}<extra></extra>"
-    fig.add_scatter(
-        x=[float(scores[h.key]) for h in outcome.hits],  # the chart's axis, whatever the rank
-        y=[0] * len(outcome.hits),
-        mode="markers",
-        name=f"top {k}",
-        marker=dict(symbol="triangle-up", size=12, color="#2563eb"),
-        customdata=[h.key for h in outcome.hits],
-        text=[render.chunk_hover(h.chunk) for h in outcome.hits],
-        hovertemplate=hover,
-    )
-    if target is not None:
-        chunks = index.chunks
-        mask = target_mask(chunks, target)
-        target_keys = np.flatnonzero(mask).tolist()
+    budgets: set[int] = set()
+    for name, curve in curves.items():
+        points = sorted(curve.items())
+        budgets.update(b for b, _ in points)
         fig.add_scatter(
-            x=scores[mask],
-            y=[0.5] * int(mask.sum()),
-            mode="markers",
-            name="target chunks",
-            marker=dict(symbol="star", size=15, color="#dc2626"),
-            customdata=target_keys,
-            text=[render.chunk_hover(chunks[key]) for key in target_keys],
-            hovertemplate=hover,
+            x=[b for b, _ in points],
+            y=[round(float(r), 4) for _, r in points],
+            mode="lines+markers",
+            name=safe.plot(name),
+            hovertemplate=f"{safe.plot(name)}: %{{y:.3f}} within %{{x}} tokens<extra></extra>",
         )
+    fig.update_xaxes(type="log", tickvals=sorted(budgets), title="budget (tokens)")
+    fig.update_yaxes(range=[0, 1.02], title="share of targets read")
     fig.update_layout(
-        height=260,
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Score of every chunk (click a marker or a bar)",
-        xaxis_title=(
-            "cosine + keyword score (before the ranking stage)"
-            if config.ranking
-            else "cosine + keyword score"
-            if config.lexical_weight
-            else "cosine similarity"
-        ),
-        yaxis_title="chunks",
-        legend=dict(orientation="h", y=-0.35),
-    )
-    return fig
-
-
-def parts_figure(hits: Sequence[Hit]) -> go.Figure:
-    """Each hit's score as a bar of its parts (dense, keyword, boosts; dampings to the
-    left of zero): why the ranking stage put it where it is."""
-    names = list(dict.fromkeys(p.name for h in hits for p in h.parts))
-    labels = [f"#{h.rank} {h.chunk.file.rsplit('/', 1)[-1]}:{h.chunk.start_line}" for h in hits]
-    fig = go.Figure()
-    for name in names:
-        values = [sum(p.value for p in h.parts if p.name == name) for h in hits]
-        fig.add_bar(
-            y=labels,
-            x=values,
-            name=name,
-            orientation="h",
-            hovertemplate=f"{name} %{{x:+.3f}}<extra></extra>",
-        )
-    fig.update_layout(
-        barmode="relative",
-        height=60 + 22 * len(hits),
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Why each hit ranks where it does (parts of its score)",
-        yaxis=dict(autorange="reversed"),
-        legend=dict(orientation="h", y=-0.2),
+        height=340,
+        title=title,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", y=-0.25, yanchor="top"),
     )
     return fig
 
@@ -419,7 +368,7 @@ def sweep_chart(
     """Evaluate's sweep: ``metric`` against max_tokens, a line per min_tokens, its best
     starred and the setting in use ringed, with its value as a dotted reference line."""
     fig = px.line(
-        table,
+        table.assign(min_tokens=table["min_tokens"].astype(str)),  # one line per value
         x="max_tokens",
         y=metric,
         color="min_tokens",

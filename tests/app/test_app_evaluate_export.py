@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from nexus.config import load_config
 
 
@@ -12,9 +14,18 @@ def test_evaluate_metrics_and_rank_table(page) -> None:
     assert not at.exception
     metrics = at.dataframe[0].value
     assert set(metrics["index"]) == {"line-based", "AST"}
+    assert {"R@1k", "R@2k", "R@4k", "tokens to first hit", "lines@10", "tokens@10"} <= set(
+        metrics.columns
+    )
     ranks = at.dataframe[1].value
     assert len(ranks) == 31
-    assert len(at.get("plotly_chart")) == 2
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    assert set(charts) == {"metric_bars", "lines_bars", "budget_chart"}
+    lines = {t["name"]: t for t in charts["budget_chart"]["data"]}
+    assert set(lines) == {"line-based", "AST"}  # one line per strategy
+    assert all(list(t["x"]) == [1000, 2000, 4000] for t in lines.values())
+    r1k = metrics[(metrics["index"] == "AST") & (metrics["variant"] == "all")]["R@1k"].iloc[0]
+    assert lines["AST"]["y"][0] == pytest.approx(float(r1k), abs=0.001)
 
 
 def test_sweep_marks_the_best_and_applies_it(page) -> None:
@@ -24,11 +35,14 @@ def test_sweep_marks_the_best_and_applies_it(page) -> None:
     at.multiselect(key="sweep_min").set_value([64])
     at.button(key="run_sweep").click().run()
     assert not at.exception
+    assert at.selectbox(key="sweep_choose_by").value == "R@1k"  # a budget metric by default
+    # Chosen by R@1k, the smallest chunks win; by MRR@10 the fattest (here: another row).
+    at.selectbox(key="sweep_choose_by").set_value("MRR@10").run()
     table = at.dataframe[-1].value
     assert len(table) == 3  # the grid, and the setting in use as a row
     in_use = table[table["row"].str.contains("in use")].iloc[0]
-    assert (in_use["max_tokens"], in_use["min_tokens"]) == (144, "32")
-    assert (in_use[["Δ MRR@10", "Δ R@5", "Δ lines@5"]] == 0).all()
+    assert (in_use["max_tokens"], in_use["min_tokens"]) == (144, 32)
+    assert (in_use[["Δ R@1k", "Δ tokens@10", "Δ MRR@10", "Δ R@5", "Δ lines@5"]] == 0).all()
     assert table["row"].str.contains("best").sum() == 1
     best = table[table["row"].str.contains("best")].iloc[0]
     assert best["max_tokens"] != 144, table
@@ -36,12 +50,45 @@ def test_sweep_marks_the_best_and_applies_it(page) -> None:
     assert not at.exception
     assert at.slider(key="max_tokens").value == best["max_tokens"]
     assert at.slider(key="min_tokens").value == int(best["min_tokens"])
-    expected = "retrieval" if (best["max_tokens"], best["min_tokens"]) == (512, "64") else ""
+    expected = "retrieval" if (best["max_tokens"], best["min_tokens"]) == (512, 64) else ""
     assert at.selectbox(key="preset").value == expected  # the selector follows the sliders
     table = at.dataframe[-1].value  # the applied setting is now the row in use
     assert table[table["row"].str.contains("in use")].iloc[0]["max_tokens"] == best["max_tokens"]
     at.selectbox(key="preset").set_value("retrieval").run()  # choosing it again works
     assert at.slider(key="max_tokens").value == 512
+
+
+def test_apply_keeps_the_sweep_on_screen_while_the_new_setting_builds(page, monkeypatch) -> None:
+    from helpers import GatedEmbedder
+
+    from nexus.runtime.builds import BuildManager
+    from nexus.ui import cache, indexing
+
+    at = page("evaluate").run()
+    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.button(key="run_sweep").click().run()
+    at.selectbox(key="sweep_choose_by").set_value("MRR@10").run()
+    before = at.dataframe[-1].value
+    gated = GatedEmbedder()  # the applied setting's indexes build until the test lets them
+    monkeypatch.setattr(indexing, "EMBEDDER_FACTORY", lambda: gated)
+    builds = BuildManager(batch=8, memory=cache.memory)
+    monkeypatch.setattr(indexing, "BUILDS", builds)
+    at.button(key="use_best").click().run()
+    assert not at.exception
+    assert any("while the indexes of these settings build" in c.value for c in at.caption)
+    kept = at.dataframe[-1].value
+    assert list(kept["setting"]) == list(before["setting"])  # the sweep's answer, still shown
+    assert (
+        kept[kept["row"].str.contains("in use")].iloc[0]["max_tokens"]
+        == at.slider(key="max_tokens").value
+    )  # read against the applied setting
+    assert at.button(key="use_best").disabled
+    for build in builds.builds():
+        while build.progress().running:
+            if gated.waiting.acquire(timeout=1):
+                gated.gate.release()
+        build.join(30)
 
 
 def test_each_chart_stars_its_own_best_and_variants_are_a_choice(page) -> None:
@@ -58,9 +105,9 @@ def test_each_chart_stars_its_own_best_and_variants_are_a_choice(page) -> None:
         if trace["name"].startswith("best ")
     }
     assert stars == {
+        "best R@1k": table["R@1k"].max(),
         "best MRR@10": table["MRR@10"].max(),
-        "best R@5": table["R@5"].max(),
-        "best lines@5": table["lines@5"].min(),
+        "best tokens@10": table["tokens@10"].min(),
     }
     in_use = table[table["row"].str.contains("in use")].iloc[0]
     rings = {
@@ -69,7 +116,10 @@ def test_each_chart_stars_its_own_best_and_variants_are_a_choice(page) -> None:
         for trace in spec["data"]
         if trace["name"].startswith("in use")
     }
-    assert rings == {m: in_use[m] for m in ("MRR@10", "R@5", "lines@5")}  # the reference row
+    assert rings == {m: in_use[m] for m in ("R@1k", "MRR@10", "tokens@10")}  # the reference row
+    (budget,) = [c for c in at.get("plotly_chart") if c.key == "sweep_budget_chart"]
+    lines = json.loads(budget.proto.spec)["data"]
+    assert sorted(t["name"] for t in lines) == sorted(table["setting"])  # a line per setting
     variants = at.selectbox(key="sweep_variant")
     assert variants.value == "doc" and {"name", "all"} <= set(variants.options)
     at.selectbox(key="sweep_variant").set_value("name").run()
@@ -197,5 +247,8 @@ def test_evaluate_scores_an_uploaded_question_set_by_category(page) -> None:
     assert any("src/missing.js" in w.value for w in at.warning)
     summary = at.dataframe[0].value
     assert set(summary["run"]) == {"line-based", "AST"}
+    assert {"R@1k", "R@2k", "R@4k", "tokens to first hit", "tokens@10"} <= set(summary.columns)
+    (chart,) = [c for c in at.get("plotly_chart") if c.key == "budget_chart"]
+    assert {t["name"] for t in json.loads(chart.proto.spec)["data"]} == {"line-based", "AST"}
     assert {"all", "semantic", "symbol"} <= set(summary["group"])
     assert list(at.dataframe[1].value["category"]) == ["symbol", "semantic"]

@@ -128,6 +128,35 @@ def test_target_rank_score_and_margin(page) -> None:
     assert at.query_params["target"] == [TARGET] or at.query_params["target"] == TARGET
 
 
+def test_target_rank_score_margin_and_chart_use_the_one_final_score(page) -> None:
+    """The target's rank, score and margin, the hits' scores and the chart's marks agree:
+    all are the ranking stage's final score (issue 29: rank 1 with a negative margin)."""
+    at = page("search").run()
+    at.text_input(key="query").input("copy object to new key and delete the original").run()
+    at.selectbox(key="target").set_value(TARGET).run()
+    assert not at.exception
+    k = at.slider(key="k").value
+    metrics = {}
+    for m in at.metric:
+        metrics.setdefault(m.label, []).append(m.value)
+    headers = hit_headers(at)
+    for side, (rank, score, margin) in enumerate(
+        zip(metrics["Target rank"], metrics["Target score"], metrics["Margin"], strict=True)
+    ):
+        shown_scores = [
+            float(re.search(r"score \*\*([-0-9.]+)\*\*", h).group(1))
+            for h in headers[side * k : (side + 1) * k]
+        ]
+        if rank.isdigit():
+            assert float(score) == pytest.approx(shown_scores[int(rank) - 1], abs=0.0011)
+            assert (float(margin) >= 0) == (rank == "1")
+        name = ("lines", "ast")[side]
+        (chart,) = [c for c in at.get("plotly_chart") if c.key == f"scores_{name}"]
+        marks = json.loads(chart.proto.spec)["data"][1]
+        assert marks["text"] == [str(n) for n in range(1, k + 1)]  # numbered by rank
+        assert marks["x"] == pytest.approx(shown_scores, abs=0.0011)
+
+
 def test_link_reproduces_the_view(page) -> None:
     at = page("search")
     at.query_params.update(
@@ -310,8 +339,8 @@ def test_chart_hover_names_file_symbol_and_lines_and_no_emoji_marks(page) -> Non
     (chart,) = [c for c in at.get("plotly_chart") if c.key == "scores_ast"]
     spec = json.loads(chart.proto.spec)
     top, target = spec["data"][1], spec["data"][2]
-    assert top["hovertemplate"].startswith("%{text}")
-    assert any("src/services/imageService.js · moveObject · L" in t for t in target["text"])
+    assert top["hovertemplate"].startswith("%{hovertext}")
+    assert any("src/services/imageService.js · moveObject · L" in t for t in target["hovertext"])
     text = " ".join(m.value for m in at.markdown)
     assert "✅" not in text and ":green-badge[target]" in text
 

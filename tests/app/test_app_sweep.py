@@ -56,6 +56,8 @@ def test_cancel_keeps_the_finished_settings_and_run_resumes_from_them(page, monk
     assert "1 of 3 settings done" in " ".join(i.value for i in at.info)
     table = _table(at)
     assert list(table["row"]) == ["in use, best"]  # the setting in use runs first
+    assert any("A partial sweep: 1 of 3 settings done" in w.value for w in at.warning)
+    assert "of 1 of 3 done" in at.button(key="use_best").label  # Apply says it is partial
 
     def recorded(*args, **kwargs):
         passed.append(set(kwargs["finished"]))
@@ -144,9 +146,96 @@ def test_a_sweep_over_target_files_and_a_sample_chunks_fewer_files(page) -> None
     at.multiselect(key="sweep_min").set_value([0])
     at.button(key="run_sweep").click().run()
     every = dict(zip(_table(at)["max_tokens"], _table(at)["chunks"], strict=True))
-    at.selectbox(key="sweep_distractors").set_value(300).run()  # more than the sample has
+    at.selectbox(key="sweep_distractors").set_value("300").run()  # more than the sample has
     at.button(key="run_sweep").click().run()
     assert not at.exception
     assert dict(zip(_table(at)["max_tokens"], _table(at)["chunks"], strict=True)) == every
-    at.selectbox(key="sweep_distractors").set_value(None).run()
-    assert "every file" in at.selectbox(key="sweep_distractors").format_func(None)
+    at.selectbox(key="sweep_distractors").set_value("all").run()
+    assert "every file" in at.selectbox(key="sweep_distractors").format_func("all")
+
+
+def test_files_in_the_sweep_shows_its_default_not_a_placeholder(page) -> None:
+    at = page("evaluate").run()
+    box = at.selectbox(key="sweep_distractors")
+    assert box.value == "all" and box.format_func(box.value) == "every file"
+
+
+def test_the_link_and_the_export_carry_the_tier_and_the_files(page, monkeypatch) -> None:
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    monkeypatch.setattr(sweeps, "fast_embedder", lambda words_view: HashingEmbedder())
+    at = page("home").run()
+    at.switch_page("pages/4_Evaluate.py").run()
+    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.radio(key="sweep_tier").set_value("fast")
+    at.selectbox(key="sweep_distractors").set_value("300")
+    at.button(key="run_sweep").click().run()
+    assert not at.exception
+    link = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert (link["sweep_tier"], link["sweep_files"], link["sweep_by"]) == ("fast", "300", "R@1k")
+
+    opened = page("evaluate")  # a new session opened from the link: the same sweep
+    opened.query_params.update(link)
+    opened.run()
+    assert not opened.exception
+    assert opened.radio(key="sweep_tier").value == "fast"
+    assert opened.selectbox(key="sweep_distractors").value == "300"
+    assert len(_table(opened)) == 2
+
+    at.switch_page("pages/5_Export.py").run()
+    assert not at.exception
+    caption = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "embedder fast (static" in caption and "300 others" in caption
+    bad = page("evaluate")
+    bad.query_params.update({**link, "sweep_tier": "turbo"})
+    bad.run()
+    warned = " ".join(w.value for w in bad.warning).replace("\\", "")
+    assert "sweep_tier='turbo'" in warned, warned
+
+
+def test_the_export_records_tier_files_and_the_applied_setting(monkeypatch) -> None:
+    """Export's JSON says which embedder and files a sweep ran on, reads it against the
+    setting applied since (its Δ columns too), and keeps min_tokens an integer."""
+    import json
+    from pathlib import Path
+
+    from nexus.chunking.pipeline import analyze_files
+    from nexus.config import ChunkConfig
+    from nexus.evaluation.metrics import load_queries
+    from nexus.ingest.sources import open_repository
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    folder = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
+    repo = open_repository(folder)
+    analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
+    queries = load_queries(folder / "queries.jsonl")
+
+    def work(**how):
+        return experiments.sweep(
+            analyses, repo.name, ChunkConfig(), queries, HashingEmbedder(), [256], [0],
+            extra=[(512, 64)], **how,
+        )  # fmt: skip
+
+    state: dict = {}
+    monkeypatch.setattr(sweeps.st, "session_state", state)
+    job = sweeps.start("key", [256], [0], (512, 64), work, tier="fast", files="300")
+    job.join(60)
+    table, about = sweeps.export((256, 0))  # the best setting was applied since
+    assert about["tier"] == "fast" and about["distractors"] == 300
+    assert about["in_use"] == [256, 0] and about["complete"] and about["chosen_by"] == "R@1k"
+    row = table[table["row"].str.contains("in use")].iloc[0]
+    assert (row["max_tokens"], row["Δ R@1k"]) == (256, 0)
+    record = json.loads(json.dumps({**about, "rows": table.to_dict(orient="records")}, default=int))
+    assert all(isinstance(r["min_tokens"], int) for r in record["rows"])
+
+
+def test_a_fast_sweep_that_starts_by_distilling_says_so(monkeypatch) -> None:
+    job = sweeps.SweepJob("key", [256], [0], (512, 64), {}, tier="fast")
+    monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: False)
+    assert "distilling (once)" in sweeps.progress_text(job)
+    monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: True)
+    assert sweeps.progress_text(job) == "Sweeping: starting"
+    quality = sweeps.SweepJob("key", [256], [0], (512, 64), {})
+    monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: False)
+    assert sweeps.progress_text(quality) == "Sweeping: starting"

@@ -45,7 +45,7 @@ def test_a_linked_sweep_cancels_resumes_and_applies_its_best(browser, slow_serve
     page.locator(".st-key-nx_stack_sweep_charts").evaluate("e => e.scrollIntoView()")
     charts = page.locator(".st-key-nx_stack_sweep_charts [data-testid='stPlotlyChart']")
     charts.nth(2).wait_for()
-    assert charts.count() == 3  # MRR@10, R@5, lines@5
+    assert charts.count() == 3  # R@1k (the choice), MRR@10, tokens@10
     page.wait_for_timeout(1000)
     screenshot(page, "sweep_answer")
     label = page.get_by_role("button", name="Apply the best setting").inner_text()

@@ -369,3 +369,80 @@ def test_unreachable_targets_say_which_files_and_how_many() -> None:
     assert rows[0] == ["src/nope.js", "not in the repository", "2", "q2, q3"]
     assert [row[0] for row in rows] == ["src/nope.js", "../../etc/passwd", "lib/x.min.js"]
     assert unreachable_targets(queries[:1], files) == []
+
+
+def _lines_chunk(chunk_id: str, file: str, start: int, end: int) -> Chunk:
+    text = "\n".join(f"line_{n} = {n}" for n in range(start, end + 1)) + "\n"
+    return make_chunk(chunk_id, file, start, end, text=text)
+
+
+def test_budget_metrics_per_query_and_in_the_metrics_table() -> None:
+    from nexus.retrieval.budget import line_tokens
+
+    chunks = [_lines_chunk(c.id, c.file, c.start_line, c.end_line) for c in CHUNKS]
+    index = VectorIndex.build(chunks, np.eye(4), model="table")
+    cost = {c.id: sum(line_tokens(c.text)) for c in chunks}
+    # q1 finds c2 first; q2 reads c4 (a miss) then c2 (holds 3 of T_STRADDLE's 6 lines).
+    budgets = (cost["c2"], cost["c4"] + cost["c2"])
+    report = evaluate(QUERIES[:2], index, TableEmbedder(), budgets=budgets)
+    q1, q2 = (row.outcome.budget for row in report.rows)
+    assert q1.recall == {budgets[0]: 1.0, budgets[1]: 1.0}
+    assert q1.tokens_to_first_hit == cost["c2"]
+    assert q2.recall == {budgets[0]: 0.0, budgets[1]: 1.0}
+    assert q2.tokens_to_first_hit == cost["c4"] + cost["c2"]
+    assert q1.lines_top_k == 10 + 20 + 10 + 20
+    doc = report.metrics["doc"]
+    assert doc["tokens to first hit"] == pytest.approx((cost["c2"] + budgets[1]) / 2)
+    assert report.metric("doc", "lines@10") == 60
+    headers, rows = metrics_table(report)
+    assert headers[-3:] == ["tokens to first hit", "lines@10", "tokens@10"]
+    assert len(rows[0]) == len(headers)
+    record = report.rows[1].to_dict()
+    assert record["tokens to first hit"] == cost["c4"] + cost["c2"]
+
+
+def test_score_margin_and_full_rank_are_the_final_ranked_scores() -> None:
+    from nexus.evaluation.metrics import score_query
+    from nexus.retrieval.ranking import DEFAULT_RULES
+
+    index = VectorIndex.build(CHUNKS, np.eye(4), model="table")
+    vec = TableEmbedder().encode(["q2"])[0]
+    outcome = score_query(
+        index, vec, T_STRADDLE, k=2, text="c2 straddle", ranking=DEFAULT_RULES, keep_ranked=True
+    )
+    plain = index.search(vec, 2, True, "c2 straddle", 0.0, DEFAULT_RULES)
+    assert [h.chunk.id for h in outcome.hits] == [h.chunk.id for h in plain]
+    ranked = outcome.ranked
+    targets = [h for h in ranked if is_hit(h.chunk, T_STRADDLE)]
+    others = [h for h in ranked if not is_hit(h.chunk, T_STRADDLE)]
+    assert outcome.score == pytest.approx(targets[0].score)
+    assert outcome.margin == pytest.approx(targets[0].score - others[0].score)
+    assert outcome.full_rank == targets[0].rank and outcome.scored == len(ranked)
+    if outcome.rank is not None:
+        assert outcome.hits[outcome.rank - 1].score == pytest.approx(outcome.score)
+
+
+def test_the_hits_are_the_same_whether_the_target_is_located_or_not() -> None:
+    """``score_query`` ranks every candidate to find the target's final score; its top k
+    must be the plain search's top k (windows included) on a real repository."""
+    from nexus.chunking.pipeline import chunk_repository
+    from nexus.config import ChunkConfig
+    from nexus.evaluation.metrics import score_query
+    from nexus.ingest.sources import open_repository
+    from nexus.retrieval.ranking import DEFAULT_RULES
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    root = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
+    embedder = HashingEmbedder()
+    index = VectorIndex.from_chunks(
+        chunk_repository(open_repository(root), ChunkConfig()), embedder
+    )
+    for query in load_queries(root / "queries.jsonl")[:12]:
+        vec = embedder.encode([query.query])[0]
+        located = score_query(index, vec, query.target, 5, text=query.query, ranking=DEFAULT_RULES)
+        plain = index.search(vec, 5, True, query.query, 0.0, DEFAULT_RULES)
+        assert [(h.chunk.id, h.score) for h in located.hits] == [
+            (h.chunk.id, h.score) for h in plain
+        ]
+        if located.rank is not None:
+            assert located.full_rank == located.rank

@@ -50,18 +50,30 @@ class Row:
     lines: float
     under_32: int = 0
     chunks: int = 100
+    r1k: float = 0.0
+    tokens: float = 0.0
+    budgets: tuple[int, ...] = (1000, 2000, 4000)
 
     def metric(self, name: str, variant: str = "doc") -> float:
-        return {"MRR@10": self.mrr, "lines@5": self.lines}[name]
+        return {"MRR@10": self.mrr, "lines@5": self.lines, "R@1k": self.r1k}[name]
 
 
-def test_best_breaks_near_ties_by_fewer_lines_then_fewer_tiny_chunks():
+def test_best_by_mrr_breaks_near_ties_by_fewer_lines_then_fewer_tiny_chunks():
     rows = [Row("a", 0.518, 120), Row("b", 0.515, 133), Row("c", 0.500, 60)]
-    assert best(rows).name == "a"
+    assert best(rows, choose_by="MRR@10").name == "a"
     rows = [Row("a", 0.514, 130), Row("b", 0.518, 140), Row("c", 0.400, 10)]
-    assert best(rows).name == "a"  # within 0.005 of the top and cheaper
+    assert best(rows, choose_by="MRR@10").name == "a"  # within 0.005 of the top and cheaper
     rows = [Row("a", 0.52, 100, under_32=30), Row("b", 0.52, 100, under_32=5)]
-    assert best(rows).name == "b"
+    assert best(rows, choose_by="MRR@10").name == "b"
+
+
+def test_best_is_chosen_by_recall_within_the_smallest_budget_by_default():
+    # The fat setting wins on MRR@10 but reads less of the targets within 1k tokens.
+    fat, lean = Row("fat", 0.60, 300, r1k=0.55), Row("lean", 0.55, 80, r1k=0.70)
+    assert best([fat, lean]).name == "lean"
+    assert best([fat, lean], choose_by="MRR@10").name == "fat"
+    with pytest.raises(KeyError):
+        best([fat, lean], choose_by="R@9k")
 
 
 def _sample():

@@ -109,3 +109,35 @@ def test_summaries_per_category() -> None:
     assert summary["all"]["NDCG@10"] == 0.5
     assert summary["symbol"]["n"] == 1
     assert summary["semantic"]["MRR@10"] == 1.0
+
+
+def _lines_chunk(chunk_id: str, file: str, start: int, end: int):
+    text = "\n".join(f"value_{n} = compute({n})" for n in range(start, end + 1)) + "\n"
+    return helpers.make_chunk(chunk_id, file, start, end, text=text)
+
+
+def test_budget_metrics_on_a_question_with_two_targets() -> None:
+    from nexus.evaluation.questions import question_budget
+    from nexus.retrieval.budget import line_tokens
+
+    question = _question(Place("a.ts", 10, 20), Place("b.ts", 3, 4))
+    first, miss, second = (
+        _lines_chunk("c1", "a.ts", 1, 12),  # covers a.ts 10-20 by its lines 10-12
+        _lines_chunk("c2", "c.ts", 1, 30),
+        _lines_chunk("c3", "b.ts", 1, 6),
+    )
+    cost = [sum(line_tokens(c.text)) for c in (first, miss, second)]
+    # Within the first hit: one target of two. The second needs the whole miss read
+    # first, then lines 1-3 of b.ts (a cut hit counts up to its last line read).
+    b_to_line_3 = sum(line_tokens(second.text)[:3])
+    budgets = (cost[0], cost[0] + cost[1] + b_to_line_3 - 1, cost[0] + cost[1] + b_to_line_3)
+    outcome = question_budget(question, [first, miss, second], budgets)
+    assert [outcome.recall[b] for b in budgets] == [0.5, 0.5, 1.0]
+    assert outcome.tokens_to_first_hit == cost[0]
+    assert outcome.lines_top_k == 12 + 30 + 6 and outcome.tokens_top_k == sum(cost)
+    rows = [QuestionRow(question, {"NDCG@10": 1.0, "MRR@10": 1.0, "R@5": 1.0}, (), outcome)]
+    summary = summarize(rows, budgets)["all"]
+    assert summary[f"R@{cost[0] / 1000:g}k" if cost[0] >= 1000 else f"R@{cost[0]}"] == 0.5
+    assert summary["tokens to first hit"] == cost[0]
+    record = rows[0].record()
+    assert record["lines@10"] == 48 and record["tokens to first hit"] == cost[0]
