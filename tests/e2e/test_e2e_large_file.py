@@ -28,7 +28,7 @@ def drawn(page) -> list[int]:
 @pytest.mark.parametrize("width", [1600, 900])
 def test_a_large_file_is_drawn_a_window_at_a_time(browser, server, tmp_path, width) -> None:
     text = large_typescript(120_000)
-    total = text.count("\n") + 1
+    total = linewindow.line_count(text)
     archive = tmp_path / "big-upload.zip"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zipped:
