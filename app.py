@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from nexus.ui.state import leave_directory_mode
+
+leave_directory_mode()  # before the first st.navigation of a fresh server (see there)
 PAGES = [
     st.Page("pages/0_Repository.py", title="Repository", default=True),
     st.Page("pages/1_Chunks_and_AST.py", title="Chunks and AST", url_path="Chunks_and_AST"),

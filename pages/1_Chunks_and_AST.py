@@ -9,6 +9,7 @@ from nexus.ui import (
     analyses,
     cache,
     codeview,
+    linewindow,
     links,
     paging,
     render,
@@ -40,7 +41,7 @@ over = [i for i, n in enumerate(pieces) if n > window]
 cols = st.container(key="nx_metrics_chunks").columns(5)
 cols[0].metric("Chunks", len(chunks))
 cols[1].metric("Units found", len(analysis.units))
-cols[2].metric("Lines", analysis.source.text.count("\n") + 1)
+cols[2].metric("Lines", linewindow.line_count(analysis.source.text))
 cols[3].metric("Largest chunk", f"{max((c.token_count for c in chunks), default=0)} tok")
 cols[4].metric(
     "Over model window",

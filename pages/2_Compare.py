@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from nexus.chunking.analysis import FileAnalysis
@@ -42,6 +43,15 @@ def compare_labels(
     return labels[0], labels[1], head
 
 
+def dashed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Empty cells as "—" (``st.dataframe`` writes a grey "None": a unit share of a file
+    without units read as a value); the other cells of those columns as written."""
+    out = frame.copy()
+    for column in out.columns[out.isna().any()]:
+        out[column] = ["—" if pd.isna(value) else f"{value:g}" for value in out[column]]
+    return out
+
+
 def window_moved() -> None:
     """A unit link outside the window drawn: show its line."""
     line = codeview.goto_line("compare_view")
@@ -60,11 +70,13 @@ with this_file:
         cache.shared_table(
             "file_summary",
             key,
-            lambda: views.summary_table(
-                {
-                    "lines": (line_chunks, unit_fates(analysis.units, line_chunks)),
-                    "AST": (ast_chunks, unit_fates(analysis.units, ast_chunks)),
-                }
+            lambda: dashed(
+                views.summary_table(
+                    {
+                        "lines": (line_chunks, unit_fates(analysis.units, line_chunks)),
+                        "AST": (ast_chunks, unit_fates(analysis.units, ast_chunks)),
+                    }
+                )
             ),
         ),
         hide_index=True,
@@ -104,11 +116,13 @@ with whole:
         cache.shared_table(
             "repo_summary",
             key,
-            lambda: views.summary_table(
-                {
-                    "lines": (line_all, [f for fs in line_fates.values() for f in fs]),
-                    "AST": (ast_all, [f for fs in ast_fates.values() for f in fs]),
-                }
+            lambda: dashed(
+                views.summary_table(
+                    {
+                        "lines": (line_all, [f for fs in line_fates.values() for f in fs]),
+                        "AST": (ast_all, [f for fs in ast_fates.values() for f in fs]),
+                    }
+                )
             ),
         ),
         hide_index=True,
@@ -120,7 +134,7 @@ with whole:
         cache.shared_table(
             "per_file",
             key,
-            lambda: views.per_file_table(line_all, ast_all, line_fates, ast_fates),
+            lambda: dashed(views.per_file_table(line_all, ast_all, line_fates, ast_fates)),
         ),
         hide_index=True,
     )

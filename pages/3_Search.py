@@ -18,7 +18,7 @@ from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.preview import hit_preview
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind
 from nexus.runtime.builds import IndexBuild
-from nexus.runtime.progress import CANCELLED, FAILED
+from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
 from nexus.types import Chunk
 from nexus.ui import (
     analyses,
@@ -143,9 +143,8 @@ def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
     return ast_build, None
 
 
-def show_progress(label: str, build: IndexBuild, key: str) -> None:
+def show_progress(label: str, build: IndexBuild, key: str, progress: BuildProgress) -> None:
     """The build's progress bar, with a cancel button while it runs, resume once cancelled."""
-    progress = build.progress()
     text = f"{label}: {safe.md(progress.summary())} · {indexing.build_origin(build)}"
     if progress.running:
         bar, button = st.columns([5, 1])
@@ -202,12 +201,11 @@ def toggle_hit(toggle: str, chunk: Chunk) -> None:
     links.select_hit(links.hit_value(chunk) if st.session_state[toggle] else "")
 
 
-def show_side(title: str, build: IndexBuild, key: str) -> None:
+def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) -> None:
     """One index's answer: dense (+ keyword) over what is embedded; while the build runs,
     also keyword (BM25) hits over every chunk made so far, and the answer is marked
-    partial."""
+    partial (``progress``: the snapshot its progress line shows)."""
     st.markdown(f"#### {title}")
-    progress = build.progress()
     index = build.index()
     if not progress.complete:
         covered = (
@@ -269,8 +267,10 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
     show_hits(outcome.hits, target, key)
 
 
-def show_answers(ast_build: IndexBuild, lines_build: IndexBuild | None) -> None:
-    """Both indexes' answers, side by side."""
+def show_answers(
+    ast_build: IndexBuild, lines_build: IndexBuild | None, now: dict[int, BuildProgress]
+) -> None:
+    """Both indexes' answers, side by side (``now``: each build's progress by serial)."""
     columns = st.container(key="nx_stack_results").columns(2)
     with columns[0]:
         title = f"Line-based (windows of {config.line_window} lines)"
@@ -278,9 +278,9 @@ def show_answers(ast_build: IndexBuild, lines_build: IndexBuild | None) -> None:
             st.markdown(f"#### {title}")
             st.info("Built when the AST index is done (or tick “Build the line-based index now”).")
         else:
-            show_side(title, lines_build, "lines")
+            show_side(title, lines_build, "lines", now[lines_build.serial])
     with columns[1]:
-        show_side(f"AST (max {config.max_tokens} tokens)", ast_build, "ast")
+        show_side(f"AST (max {config.max_tokens} tokens)", ast_build, "ast", now[ast_build.serial])
 
 
 def any_running() -> bool:
@@ -297,11 +297,13 @@ MODEL_LOADING_AT_START = indexing.model_loading(config.words_view)
 def results() -> None:
     """Progress and answers, redrawn every second while a build runs (widgets stay live)."""
     ast_build, lines_build = current_builds()
-    show_progress("AST index", ast_build, "ast")
+    # One snapshot per build and redraw: its progress line and its Partial box agree.
+    now = {b.serial: b.progress() for b in (ast_build, lines_build) if b is not None}
+    show_progress("AST index", ast_build, "ast", now[ast_build.serial])
     if lines_build is not None:
-        show_progress("Line-based index", lines_build, "lines")
+        show_progress("Line-based index", lines_build, "lines", now[lines_build.serial])
     if query.strip():
-        show_answers(ast_build, lines_build)
+        show_answers(ast_build, lines_build, now)
     else:
         st.info("Type a query to search. The URL keeps query and settings, for sharing.")
     # After the answers: the thread that lists the targets is started only now.

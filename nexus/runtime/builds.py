@@ -28,11 +28,14 @@ saved index (or the embedding cache) brings it back without embedding anything.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import hashlib
 import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -54,15 +57,26 @@ from nexus.runtime.progress import (
     QUEUED,
     RUNNING_PHASES,
     BuildProgress,
+    Pace,
 )
 from nexus.types import Chunk
 
 #: Seconds without a ``touch`` after which a build stops (the browser has gone).
 IDLE_AFTER = 120.0
 
-#: Chunks per batch: each is committed to the cache and shows in the progress (256 take
-#: ~20 s on two busy cores, 64 ~5 s).
+#: Chunks per batch at most: each is committed to the cache and shows in the progress
+#: (256 take ~20 s on two busy cores, 64 ~5 s; sentry's long chunks, 64 in 21 s).
 BUILD_BATCH = 64
+#: Seconds of model time a step takes at the measured pace (the dashboard's
+#: ``IndexBuild.step_s``): Cancel is polled between steps, so it takes effect within
+#: about this plus the page's one-second redraw (21 s on sentry with 64-chunk batches).
+STEP_S = 0.5
+#: Chunks in the first step the model embeds, before its pace is known.
+PROBE_CHUNKS = 2
+#: Folder beside the embedding cache with one empty file per build that began and has
+#: not finished: a later build of the same key (after a Cancel, an idle stop, a failure
+#: or a server that went down) is a resume, and says so; a first build is not.
+UNFINISHED = "unfinished-builds"
 #: Chunks in the first batch, which the first dense answer waits for: a quarter of a
 #: batch, so that answer comes seconds sooner on a cold cache.
 FIRST_BATCH = 16
@@ -72,11 +86,8 @@ FIRST_BATCH = 16
 #: after the whole repository is chunked (about a minute for 6,400 files on two cores).
 EARLY_BATCH_AFTER_S = 8.0
 
-#: Each batch the model embeds in moves the pace the ETA is reckoned from this share of
-#: the way. Smoothed as seconds per chunk, not chunks per second: a batch mostly read
-#: from the cache (100x faster) then shortens the time left by a fifth, not twentyfold
-#: (sentry's ETA swung from 4 h 20 min to 1 h 09 min when it followed the rate); a
-#: batch read wholly from the cache does not move it.
+#: The sweep's smoothing per batch (``nexus.evaluation.experiments``); a build smooths
+#: its pace over model time instead (``progress.Pace``): its steps vary in size.
 ETA_SMOOTHING = 0.2
 
 #: The name of every build thread.
@@ -115,11 +126,17 @@ class IndexBuild:
         chunks: what to index (their ``embedding_text`` is embedded): a list, or a
             ``ChunkStream`` read on the build's thread.
         embedder: a ``CachedEmbedder``: every batch reaches the cache before the next.
-        batch: chunks per batch (one cache commit each); the first has at most
+        batch: chunks per step at most (one cache commit each); the first has at most
             ``FIRST_BATCH``.
         idle_after: stop when ``touch`` has not been called for this many seconds.
         clock: seconds, monotonic (tests pass a fake one).
         on_done: called with the finished index (the dashboard saves it).
+        step_s: seconds of model time per step at the smoothed pace (the first step
+            ``PROBE_CHUNKS``): what Cancel waits for at most (the dashboard's builds use
+            ``STEP_S``). None: steps of ``batch`` whatever they take.
+        interrupted: an earlier build of the same chunks began and never finished.
+        unfinished: a file that exists while this build has not finished (its key's
+            marker in ``UNFINISHED``; see ``BuildManager``).
     """
 
     def __init__(
@@ -130,6 +147,9 @@ class IndexBuild:
         idle_after: float = IDLE_AFTER,
         clock: Callable[[], float] = time.monotonic,
         on_done: Callable[[VectorIndex], object] | None = None,
+        step_s: float | None = None,
+        interrupted: bool = False,
+        unfinished: Path | None = None,
     ) -> None:
         self._stream = chunks if isinstance(chunks, ChunkStream) else ChunkStream([chunks], [0])
         self.chunks: list[Chunk] | Sequence[Chunk] = []  # grows as files are chunked
@@ -142,6 +162,9 @@ class IndexBuild:
         self._queries = CachedEmbedder(embedder.inner, embedder.cache)
         self.batch = batch
         self.first_batch = min(FIRST_BATCH, batch)
+        self.step_s = step_s
+        self._interrupted = interrupted
+        self._unfinished = unfinished
         self.idle_after = idle_after
         self._clock = clock
         self._lock = threading.Lock()
@@ -152,12 +175,14 @@ class IndexBuild:
         self._done = self._embedded = 0
         self._phase, self._error = QUEUED, ""
         self._embed_s = 0.0  # seconds spent in the model's batches: the rate's denominator
-        self._seconds_per_chunk: float | None = None  # smoothed over batches, for the ETA
+        self._pace = Pace()  # seconds per chunk the model embeds, smoothed: for the ETA
+        self._last_pace = 0.0  # the same, of the latest step alone: for the next step
         self._snapshot: VectorIndex | None = None
         self._keywords: tuple[int, LexicalIndex] | None = None  # (chunks it covers, index)
         self._table: LexicalIndex | None = None  # over every chunk, in embedding order
         self._file_ends: list[int] = []  # embed_order.file_ends of the ordered chunks
-        self._resumed = 0  # chunks found in the embedding cache before the first batch
+        self._cached_first = 0  # chunks the cache held before the first batch (not ours)
+        self._cached_end = 0  # the cached chunks lie first in the order: up to here
         self._opened_from = ""  # the saved index's folder, when opened
         self._thread = threading.Thread(target=self._run, name=BUILD_THREAD, daemon=True)
         self.serial = next(_SERIALS)  # tells builds of one key apart (who started which)
@@ -211,10 +236,11 @@ class IndexBuild:
                 model_loading=self._phase in RUNNING_PHASES and not self._loaded.is_set(),
                 bytes_done=self._bytes_done,
                 bytes=self._bytes,
-                seconds_per_chunk=self._seconds_per_chunk,
+                seconds_per_chunk=self._pace.seconds_per_item,
                 files_embedded=bisect.bisect_right(self._file_ends, self._done),
                 files_with_chunks=len(self._file_ends),
-                resumed=self._resumed,
+                cached_first=self._cached_first,
+                interrupted=self._interrupted,
                 opened_from=self._opened_from,
             )
 
@@ -320,31 +346,42 @@ class IndexBuild:
         return None
 
     def _embed_batch(self) -> str | None:
-        """Embed the next batch; the reason to stop instead, if any."""
+        """Embed the next step; the reason to stop instead, if any."""
         reason = self._stop_reason()
         if reason is not None:
             return reason
         with self._lock:
-            part = self.chunks[self._done : self._done + self._batch_size()]
+            part = self.chunks[self._done : self._done + self._step_size()]
         began = self._clock()
         vectors = self.embedder.encode([c.embedding_text for c in part])
         seconds = self._clock() - began
+        misses = self.embedder.last_misses
         with self._lock:
             self._embed_s += seconds
-            # A batch the cache answered in full says nothing of the model's pace: a
-            # resumed build reads its cached chunks first, then the model does the rest.
-            if self.embedder.last_misses:
-                pace = seconds / max(len(part), 1)
-                last = self._seconds_per_chunk
-                smoothed = pace if last is None else last + ETA_SMOOTHING * (pace - last)
-                self._seconds_per_chunk = smoothed
+            # The pace is the model's: per chunk it embedded (those the cache answered
+            # took next to nothing), and a step the cache answered in full says nothing.
+            self._pace = self._pace.after(misses, seconds)
+            if misses:
+                self._last_pace = seconds / misses
             self._vectors.append(vectors)
             self._done += len(part)
-            self._embedded += self.embedder.last_misses
+            self._embedded += misses
         return None
 
-    def _batch_size(self) -> int:
-        return self.batch if self._done else self.first_batch
+    def _step_size(self) -> int:
+        """Chunks in the next step: the cached ones a batch at a time (no model time to
+        bound), the others as many as the model embeds in ``step_s`` at its pace (the
+        smoothed one, or the latest step's if slower: a slowdown shrinks the next step)."""
+        limit = self.batch if self._done else self.first_batch
+        if self.step_s is None:
+            return limit
+        if self._done < self._cached_end:
+            return min(self.batch, self._cached_end - self._done)
+        smoothed = self._pace.seconds_per_item
+        if smoothed is None:
+            return min(limit, PROBE_CHUNKS)
+        pace = max(smoothed, self._last_pace)
+        return max(1, min(limit, int(self.step_s / pace + 1e-9) if pace > 0 else limit))
 
     def _chunk_all(self) -> str | None:
         """Chunk every file (each searchable by keywords as it comes), with one early
@@ -400,10 +437,23 @@ class IndexBuild:
         with self._lock:
             self.chunks, self._table, self._keywords = ordered, table, None
             self._file_ends = embed_order.file_ends(ordered)
-            self._resumed = len(cached) - early
+            self._cached_first, self._cached_end = len(cached) - early, len(cached)
             self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
 
+    def _mark_unfinished(self, unfinished: bool) -> None:
+        """Create or remove the marker a later build of the same key reads (a cache
+        folder that cannot be written only loses the "Resumed" note)."""
+        if self._unfinished is None:
+            return
+        with contextlib.suppress(OSError):
+            if unfinished:
+                self._unfinished.parent.mkdir(parents=True, exist_ok=True)
+                self._unfinished.touch()
+            else:
+                self._unfinished.unlink(missing_ok=True)
+
     def _run(self) -> None:
+        self._mark_unfinished(True)
         try:
             loader = threading.Thread(target=self._load_model, daemon=True)
             loader.start()
@@ -427,6 +477,7 @@ class IndexBuild:
                 self._vectors = []  # the finished snapshot holds them
             if self.on_done is not None and index is not None:
                 self.on_done(index)
+            self._mark_unfinished(False)
             self._set_phase(DONE)
         except Exception as exc:  # shown on the page; the cache keeps what was committed
             self._set_phase(FAILED, f"{type(exc).__name__}: {exc}")
@@ -441,6 +492,9 @@ class BuildManager:
     ``wait_s`` makes ``request`` wait that long for a build to finish (AppTests,
     which look at one script run, use it). ``memory`` returns the server's shared
     budget, in which each build's bytes are kept (see the module docstring).
+    ``step_s`` is each build's (``IndexBuild``). A build whose key has a marker in the
+    cache folder's ``UNFINISHED`` (one began and never finished, in this process or
+    before a restart) is an interrupted one resumed.
     """
 
     def __init__(
@@ -450,9 +504,11 @@ class BuildManager:
         clock: Callable[[], float] = time.monotonic,
         wait_s: float | None = None,
         memory: Callable[[], ByteLRU] | None = None,
+        step_s: float | None = None,
     ) -> None:
         self.idle_after = idle_after
         self.batch = batch
+        self.step_s = step_s
         self.wait_s = wait_s
         self._clock = clock
         self._memory = memory
@@ -491,6 +547,7 @@ class BuildManager:
                 if found is not None:
                     build = IndexBuild.opened(found, embedder)
                 else:
+                    marker = unfinished_marker(embedder, key)
                     build = IndexBuild(
                         chunks(),
                         embedder,
@@ -498,6 +555,9 @@ class BuildManager:
                         self.idle_after,
                         self._clock,
                         on_done,
+                        step_s=self.step_s,
+                        interrupted=marker.exists(),
+                        unfinished=marker,
                     )
                 self._builds[key] = build.start()
                 if self._memory is not None:
@@ -539,3 +599,10 @@ class BuildManager:
                 with self._lock:
                     if self._builds.get(key) is build:
                         del self._builds[key]
+
+
+def unfinished_marker(embedder: CachedEmbedder, key: Hashable) -> Path:
+    """The file that says a build of ``key`` began and has not finished (beside the
+    cache its batches go to: the cache is what a later build resumes from)."""
+    name = hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+    return embedder.cache.folder / UNFINISHED / name

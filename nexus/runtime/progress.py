@@ -1,8 +1,10 @@
 """What a background index build has done so far: its phase and a ``BuildProgress``
-snapshot that the pages read while the build goes on."""
+snapshot that the pages read while the build goes on; the ``Pace`` its time left is
+reckoned from."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 QUEUED, CHUNKING = "queued", "chunking files"
@@ -10,6 +12,29 @@ LOADING, EMBEDDING = "loading the embedding model", "embedding"
 DONE, CANCELLED, IDLE, FAILED = "done", "cancelled", "stopped (nobody waiting)", "failed"
 OPENED = "opened the saved index"
 RUNNING_PHASES = (QUEUED, CHUNKING, LOADING, EMBEDDING)
+
+#: Seconds of model time the pace is averaged over: each step weighs by the time it took
+#: (not one step, one vote), so small steps and large ones smooth alike, and a step of
+#: long chunks after short ones moves the time left a little, not threefold.
+PACE_WINDOW_S = 30.0
+
+
+@dataclass(frozen=True)
+class Pace:
+    """Seconds per item, an exponential moving average over the model's time only:
+    waiting for the model to load, chunking and reading the cache do not count."""
+
+    seconds_per_item: float | None = None
+
+    def after(self, items: int, seconds: float) -> Pace:
+        """The pace once ``items`` more took ``seconds`` (the first step sets it)."""
+        if items <= 0:
+            return self
+        now = max(seconds, 0.0) / items
+        if self.seconds_per_item is None:
+            return Pace(now)
+        weight = 1.0 - math.exp(-max(seconds, 0.0) / PACE_WINDOW_S)
+        return Pace(self.seconds_per_item + weight * (now - self.seconds_per_item))
 
 
 @dataclass(frozen=True)
@@ -27,14 +52,18 @@ class BuildProgress:
     model_loading: bool = False  # the model is still loading (while files are chunked)
     bytes_done: int = 0  # bytes of the files chunked so far
     bytes: int = 0  # bytes of all files to chunk
-    # Seconds per chunk over the recent batches, smoothed (builds.ETA_SMOOTHING): what the
-    # time left is reckoned from. None: reckon from ``rate``.
+    # Seconds per chunk the model took, smoothed (``Pace``): what the time left is
+    # reckoned from. None: reckon from ``rate``.
     seconds_per_chunk: float | None = None
     files_embedded: int = 0  # files whose every chunk is embedded (most useful files first)
     files_with_chunks: int = 0  # files that have chunks: what ``files_embedded`` counts up to
-    # Chunks the embedding cache held when the build began embedding (saved before a
-    # restart, or by an earlier build): they are embedded first, at the cache's speed.
-    resumed: int = 0
+    # Chunks the embedding cache held when the build began embedding (saved by a build of
+    # these settings that was stopped, or by builds of others sharing chunk texts): they
+    # come first, at the cache's speed, and take none of the model's time.
+    cached_first: int = 0
+    # An earlier build of the same key began and never finished (cancelled, stopped while
+    # nobody was waiting, failed, or the server went down): this one resumes it.
+    interrupted: bool = False
     opened_from: str = ""  # the saved index's folder, when one was opened
 
     @property
@@ -66,23 +95,25 @@ class BuildProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the recent, smoothed pace (None before the first batch, and
-        while a resumed build has only read the cache: the model's pace is unknown)."""
-        left = self.expected_total - self.done
+        """Seconds the model has left at its smoothed pace: the cached chunks still to
+        read take none (None before its first step, and while a build has only read the
+        cache: the model's pace is unknown)."""
+        left = self.expected_total - max(self.done, self.cached_first)
         if self.seconds_per_chunk is not None:
-            return left * self.seconds_per_chunk
-        if self.resumed:
+            return max(left, 0) * self.seconds_per_chunk
+        if self.cached_first:
             return None
         return left / self.rate if self.rate else None
 
     @property
     def resumed_note(self) -> str:
-        """What a resumed build found already embedded ("" when nothing)."""
-        if not self.resumed:
+        """What a build resuming an interrupted one found already embedded ("" when it
+        resumes nothing: a first build whose chunks other builds cached is no resume)."""
+        if not (self.interrupted and self.cached_first):
             return ""
         return (
-            f"Resumed: {self.resumed:,} of {self.total:,} chunks were already embedded "
-            "(in the embedding cache: saved before a restart or by an earlier build)"
+            f"Resumed: {self.cached_first:,} of {self.total:,} chunks were already embedded "
+            "(saved by the build of these settings that was stopped before it finished)"
         )
 
     def summary(self) -> str:

@@ -40,6 +40,14 @@ class LineWindow:
         return f"Lines {self.first:,}–{self.last:,} of {self.total:,}"
 
 
+def line_count(text: str) -> int:
+    """Lines as an editor numbers them: a final newline ends the last line, it does not
+    start one more (hono's ``src/types.ts``, 2,778 lines, was said to have 2,779)."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
 def whole_file(total: int, size_bytes: int) -> LineWindow | None:
     """The window of the whole file when it is small enough to draw at once, else None."""
     if total <= WHOLE_FILE_LINES and size_bytes <= WHOLE_FILE_BYTES:

@@ -32,7 +32,7 @@ def _name(view: str) -> str:
 def window(view: str, path: str, text: str, anchor: int | None = None) -> LineWindow:
     """The lines the view draws: all of a small file; of a large one, the window the
     reader paged to, moved to ``anchor`` when the anchor changed to a line outside it."""
-    total = text.count("\n") + 1
+    total = linewindow.line_count(text)
     whole = linewindow.whole_file(total, len(text))
     if whole is not None:
         return whole

@@ -14,6 +14,7 @@ its file selection), ``cache`` (memory shared by every session), ``analyses``
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from nexus.ui import indexing, links, render, safe, settings, widgets
 
@@ -32,6 +33,7 @@ def page_setup(title: str, load_model: bool = True) -> None:
     no app code before the first page is shown): a saved index opened later on Search
     waited 10-20 s for the model when only Search loaded it.
     """
+    leave_directory_mode()
     st.set_page_config(
         page_title=f"Nexus · {title}", page_icon=":material/view_agenda:", layout="wide"
     )
@@ -60,3 +62,17 @@ def page_setup(title: str, load_model: bool = True) -> None:
     st.session_state[_LAST_RUN] = {
         key: st.session_state[key] for key in widgets.KEPT_KEYS if key in st.session_state
     }
+
+
+def leave_directory_mode() -> None:
+    """Run under ``app.py``'s navigation from the first script run of a server on.
+
+    With ``pages/`` beside ``app.py``, a fresh server runs in Streamlit's older
+    directory mode until a script calls ``st.navigation``: a link straight to a page
+    (``/Compare``) ran the page alone, and the sidebar of every session until someone
+    opened the home page listed ``app.py`` itself as a stray "app" page (clicking it
+    reset the repository). The first such run switches the server over and runs again.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

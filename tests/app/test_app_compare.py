@@ -37,10 +37,13 @@ def test_unit_share_is_named_and_blank_when_it_means_nothing(page) -> None:
     assert "mean dilution" not in table.columns
     ast_row = table[table["strategy"] == "AST"].iloc[0]
     assert ast_row["units split"] == 0
-    assert ast_row.isna()["mean pieces when split"]
+    assert ast_row["mean pieces when split"] == "—"  # not a grey "None"
     per_file = at.dataframe[2].value
     no_units = per_file[per_file["units"] == 0]
-    assert len(no_units) and no_units["unit share (AST)"].isna().all()
+    assert len(no_units) and (no_units["unit share (AST)"] == "—").all()
+    with_units = per_file[per_file["units"] > 0]
+    assert with_units["unit share (AST)"].astype(float).between(0, 1).all()
+    assert not per_file.isna().any().any()
 
 
 def test_both_histograms_share_their_bins(page) -> None:

@@ -86,7 +86,7 @@ def test_the_chunk_list_holds_the_chunks_of_the_lines_drawn(big_page: AppTest) -
     later = at.selectbox(key="chunk_pick").options
     assert options[0] in later  # the selected chunk stays listed
     last_end = max(int(re.search(r"L\d+–(\d+)", o).group(1)) for o in later)
-    assert last_end >= total_lines(at) - 1  # the file ends with a newline
+    assert last_end == total_lines(at)
 
 
 def test_find_a_symbol_selects_it_and_moves_the_window_to_it(big_page: AppTest) -> None:
@@ -163,7 +163,34 @@ def test_compare_draws_a_window_of_both_panes_and_pages_it(page, big_repo: Path)
     assert rows() == list(range(1, linewindow.WINDOW_LINES + 1))
     at.button(key="compare_last").click().run()
     total = rows()[-1]
-    assert total == len(large_typescript(120_000).split("\n"))
+    assert total == large_typescript(120_000).count("\n")  # it ends with a newline
     at.number_input(key="compare_goto").set_value(1000).run()
     assert 1000 in rows() and code_views(at)[0]["scroll_to"] == 1000
     assert not at.exception
+
+
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_both_pages_count_the_lines_as_an_editor_does(
+    page, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    """A final newline ends the last line; it does not add one (hono's 2,778-line
+    ``src/types.ts`` was said to have 2,779)."""
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    text = large_typescript(120_000).rstrip("\n") + ending
+    lines = len(text.rstrip("\n").split("\n"))
+    (repo / BIG).write_text(text)
+    monkeypatch.setenv("NEXUS_ALLOWED_ROOTS", str(tmp_path))
+    link = {"repo": f"path:{repo}", "file": BIG}
+    chunks = page("chunks")
+    chunks.query_params.update(link)
+    chunks.run()
+    assert total_lines(chunks) == lines
+    chunks.button(key="code_last").click().run()
+    assert drawn_lines(chunks)[-1] == lines
+    assert any(f"of {lines:,}" in c.value for c in chunks.caption)
+    compare = page("compare")
+    compare.query_params.update(link)
+    compare.run()
+    assert not compare.exception
+    assert any(f"of {lines:,} " in c.value for c in compare.caption)

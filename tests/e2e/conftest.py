@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_helpers import EXPECT_MS
 
 from nexus.ui.serve import CHROMIUM, CHROMIUM_ARGS, dashboard_server
 
@@ -20,6 +21,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api.expect.set_options(timeout=EXPECT_MS)  # every check waits, generously
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     with sync_api.sync_playwright() as playwright:

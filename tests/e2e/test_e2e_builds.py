@@ -7,10 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 from browser_helpers import screenshot, wait_builds, wait_idle
+from playwright.sync_api import expect
 
 from nexus.ui.serve import dashboard_process
 
 pytestmark = pytest.mark.e2e
+
+#: The count of a build whose files are all chunked: "12/40 chunks (30%)".
+CHUNKED = re.compile(r"/([\d,]+) chunks \(")
 
 
 @pytest.fixture(scope="module")
@@ -30,29 +34,27 @@ def open_search(browser, url: str):
     return context, page
 
 
-def ast_progress(page) -> str:
-    return page.locator("[data-testid='stProgress']").first.inner_text()
-
-
 def test_two_sessions_share_one_build_and_its_progress(browser, slow_server) -> None:
     first_context, first = open_search(browser, slow_server)
     second_context, second = open_search(browser, slow_server)
-    mine, theirs = ast_progress(first), ast_progress(second)
-    assert "AST index" in mine and "started by this session" in mine
-    assert "started earlier on this server, shared with this session" in theirs
-    total = re.search(r"/((?:about )?[\d,]+) chunks", mine)  # "about": while chunking
-    assert total and f"/{total.group(1)} chunks" in theirs  # the same build's count
+    mine = first.locator("[data-testid='stProgress']").first
+    theirs = second.locator("[data-testid='stProgress']").first
+    expect(mine).to_contain_text(re.compile(r"AST index.*started by this session"))
+    expect(theirs).to_contain_text("started earlier on this server, shared with this session")
+    expect(mine).to_contain_text(CHUNKED)  # every file chunked: the count holds still
+    total = CHUNKED.search(mine.inner_text()).group(1)
+    expect(theirs).to_contain_text(f"/{total} chunks")  # the same build's count
     main = second.locator("[data-testid='stMain']")
-    assert "Partial:" in main.inner_text()  # keyword hits while the build runs
+    expect(main).to_contain_text("Partial:")  # keyword hits while the build runs
     screenshot(second, "build_shared_second_session")
 
     wait_builds(first)
     wait_builds(second)
-    first_text = first.locator("[data-testid='stMain']").inner_text()
-    second_text = main.inner_text()
-    assert re.search(r"AST index: done · .* · started by this session", first_text)
-    assert "AST index: done" in second_text
-    assert "built earlier on this server and reused as it is" in second_text
-    assert "Partial:" not in second_text
+    expect(first.locator("[data-testid='stMain']")).to_contain_text(
+        re.compile(r"AST index: done · .* · started by this session")
+    )
+    expect(main).to_contain_text("AST index: done")
+    expect(main).to_contain_text("built earlier on this server and reused as it is")
+    expect(main).not_to_contain_text("Partial:")
     first_context.close()
     second_context.close()

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from browser_helpers import screenshot, wait_idle
+from playwright.sync_api import expect
 
 from nexus.ui.serve import dashboard_process
 
@@ -23,35 +24,31 @@ def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def main_text(page) -> str:
-    return page.locator("[data-testid='stMain']").inner_text()
-
-
 def test_a_linked_sweep_cancels_resumes_and_applies_its_best(browser, slow_server) -> None:
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(180_000)
     page.goto(f"{slow_server}{LINK}")
-    page.wait_for_function("document.body.innerText.includes('texts/s')")  # a pace, an ETA
-    assert "left" in main_text(page)
+    main = page.locator("[data-testid='stMain']")
+    expect(main).to_contain_text("texts/s", timeout=180_000)  # a pace, an ETA
+    expect(main).to_contain_text("left")
     page.get_by_role("button", name="Cancel").click()
-    page.wait_for_function("document.body.innerText.includes('Cancelled with')")
+    expect(main).to_contain_text("Cancelled with", timeout=180_000)
     wait_idle(page)
-    assert "Run sweep again to resume" in main_text(page)
+    expect(main).to_contain_text("Run sweep again to resume")
 
     page.get_by_role("button", name="Run sweep").click()
-    page.wait_for_function("document.body.innerText.includes('Apply the best setting')")
+    apply = page.get_by_role("button", name="Apply the best setting")
+    expect(apply).to_be_visible(timeout=180_000)
     wait_idle(page)
     page.locator(".st-key-nx_stack_sweep_charts").evaluate("e => e.scrollIntoView()")
     charts = page.locator(".st-key-nx_stack_sweep_charts [data-testid='stPlotlyChart']")
-    charts.nth(2).wait_for()
-    assert charts.count() == 3  # R@1k (the choice), MRR@10, tokens@10
-    page.wait_for_timeout(1000)
+    expect(charts).to_have_count(3)  # R@1k (the choice), MRR@10, tokens@10
+    page.wait_for_timeout(1000)  # let plotly lay the charts out for the screenshot
     screenshot(page, "sweep_answer")
-    label = page.get_by_role("button", name="Apply the best setting").inner_text()
-    best_max = label.split("max ")[1].split(",")[0]
-    page.get_by_role("button", name="Apply the best setting").click()
+    best_max = apply.inner_text().split("max ")[1].split(",")[0]
+    apply.click()
     wait_idle(page)
     slider = page.locator("[data-testid='stSlider']").filter(has_text="max_tokens")
-    assert slider.locator("[data-testid='stSliderThumbValue']").inner_text() == best_max
+    expect(slider.locator("[data-testid='stSliderThumbValue']")).to_have_text(best_max)
     context.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -321,50 +320,165 @@ def test_the_rate_counts_embedding_time_only_and_is_frozen_when_done(
     assert build.progress().rate == pytest.approx(3.0)
 
 
-def test_the_time_left_is_smoothed_over_batches() -> None:
-    """A batch read from the cache (100x faster) moves the time left by a fifth, not
-    twentyfold; the pace follows a lasting change within a few batches."""
-    progress = builds.BuildProgress(builds.EMBEDDING, 100, 1100, 100, rate=2.0)
-    assert progress.eta_s == pytest.approx(500)  # no pace yet: from the rate
-    pace = None
-    etas = []
-    for seconds in [0.5, 0.5, 0.005, 0.5]:
-        pace = seconds if pace is None else pace + builds.ETA_SMOOTHING * (seconds - pace)
-        etas.append(replace(progress, seconds_per_chunk=pace).eta_s)
-    assert etas[0] == pytest.approx(500)
-    assert etas[2] == pytest.approx(401)  # not 5 s
-    assert etas[3] > etas[2]
+def test_the_pace_weighs_each_step_by_the_model_time_it_took() -> None:
+    """A steady 1 s a chunk for a minute; then a short step twice as slow moves the pace
+    by its share of the time (half a second of thirty), not a fifth of the way; a lasting
+    change is followed within a window of model time, whatever the steps' sizes."""
+    pace = progress.Pace()
+    assert pace.after(0, 5.0) == pace  # nothing embedded by the model: no news
+    for _ in range(60):
+        pace = pace.after(1, 1.0)
+    assert pace.seconds_per_item == pytest.approx(1.0)
+    bumped = pace.after(1, 2.0).seconds_per_item
+    assert 1.0 < bumped < 1.07
+    slower = pace
+    for _ in range(30):  # the model now takes 2 s a chunk, in steps of 4
+        slower = slower.after(4, 8.0)
+    assert slower.seconds_per_item == pytest.approx(2.0, rel=0.01)
+    big_steps = pace.after(60, 120.0)  # the same minute in one step: the same answer
+    assert big_steps.seconds_per_item == pytest.approx(2.0, rel=0.02)
 
 
-def test_the_build_smooths_its_pace_on_the_fake_clock(cache: EmbeddingCache) -> None:
+class _PacedEmbedder(HashingEmbedder):
+    """Each text the model embeds (not the cache) takes ``seconds(n)`` on a fake clock,
+    ``n`` counting the texts so far; ``on_call`` runs first, on the build's thread."""
+
+    def __init__(self, now: list[float], seconds, on_call=None) -> None:  # noqa: ANN001
+        super().__init__(dim=16)
+        self.now, self.seconds, self.on_call = now, seconds, on_call
+        self.calls: list[tuple[int, float]] = []  # (texts, seconds) per call
+
+    def encode(self, texts, progress=None):  # noqa: ANN001, ANN201 - HashingEmbedder's
+        if threading.current_thread().name == builds.BUILD_THREAD:
+            if self.on_call is not None:
+                self.on_call()
+            before = sum(texts for texts, _ in self.calls)
+            took = sum(self.seconds(before + i) for i in range(len(texts)))
+            self.calls.append((len(texts), took))
+            self.now[0] += took
+        return super().encode(texts, progress)
+
+
+def paced_build(cache, seconds, n=60, on_call=None, chunks=None):  # noqa: ANN001, ANN201
     now = [0.0]
-    seconds = [6.0, 6.0, 0.06, 6.0]  # 6 chunks a batch: 1 s a chunk, then one cached batch
-    embedder = CachedEmbedder(_ClockedEmbedder(now, seconds), cache)
-    chunks = [make_chunk(f"h{i}", text=f"const h{i} = {i}") for i in range(24)]
-    build = builds.IndexBuild(chunks, embedder, batch=6, clock=lambda: now[0], idle_after=1e9)
-    build.first_batch = 6
+    inner = _PacedEmbedder(now, seconds, on_call)
+    chunks = chunks or [make_chunk(f"p{i}", text=f"const p{i} = {i}") for i in range(n)]
+    build = builds.IndexBuild(
+        chunks,
+        CachedEmbedder(inner, cache),
+        clock=lambda: now[0],
+        idle_after=1e9,
+        step_s=builds.STEP_S,
+    )
+    return build, inner
+
+
+def test_steps_last_about_step_s_so_cancel_waits_for_little(cache: EmbeddingCache) -> None:
+    """At 0.1 s a chunk the first step probes two chunks, the next ones take five
+    (half a second): a Cancel is polled between them, so it waits for one of those,
+    not for a batch of 64 (21 s on sentry)."""
+    build, inner = paced_build(cache, lambda i: 0.1)
     build.start().join(10)
-    pace = build.progress().seconds_per_chunk
-    assert pace == pytest.approx(1.0 * 0.8 + 0.01 * 0.2 + (1.0 - 0.802) * 0.2)
+    sizes = [texts for texts, _ in inner.calls]
+    assert sizes[0] == builds.PROBE_CHUNKS and set(sizes[1:-1]) == {5}
+    assert max(seconds for _, seconds in inner.calls) <= builds.STEP_S + 1e-9
+
+    # The model slows down tenfold midway: the next step is sized by the slower pace.
+    chunks = [make_chunk(f"q{i}", text=f"let q{i} = {i}") for i in range(40)]
+    build, inner = paced_build(cache, lambda i: 0.1 if i < 20 else 1.0, chunks=chunks)
+    build.start().join(10)
+    slow = [seconds for _, seconds in inner.calls]
+    assert max(slow) <= 5 * 1.0  # the one step that met the change
+    assert sorted(slow)[-2] <= 1.0  # every other step: Cancel within 2 s with the redraw
+    assert [texts for texts, _ in inner.calls][-3:] == [1, 1, 1]
 
 
-def test_a_resumed_build_reckons_its_time_left_from_the_model_not_the_cache(
+def test_a_cancel_stops_the_build_after_the_step_in_flight(cache: EmbeddingCache) -> None:
+    def cancel_on_third_call() -> None:
+        if len(inner.calls) == 2:
+            build.cancel()
+
+    build, inner = paced_build(cache, lambda i: 0.2, on_call=cancel_on_third_call)
+    build.start().join(10)
+    done = build.progress()
+    assert done.phase == progress.CANCELLED
+    assert len(inner.calls) == 3 and done.done == sum(texts for texts, _ in inner.calls)
+    assert inner.calls[-1][1] <= builds.STEP_S + 1e-9  # the wait after the click
+
+
+def test_the_time_left_does_not_swing_on_the_fake_clock(cache: EmbeddingCache) -> None:
+    """Chunks alternate between quick and three times slower (short and long ones):
+    the time left, read before each step, goes down without jumps."""
+    etas: list[float] = []
+    build, inner = paced_build(
+        cache,
+        lambda i: 0.1 if (i // 7) % 2 else 0.3,
+        n=200,
+        on_call=lambda: etas.append(build.progress().eta_s),
+    )
+    build.start().join(10)
+    assert etas[0] is None  # before the first step: unknown, not "0 s"
+    steady = [eta for eta in etas[3:] if eta is not None]
+    assert len(steady) > 20
+    for before, after in zip(steady, steady[1:], strict=False):
+        assert after <= before * 1.1, (before, after)  # no 45 s -> 4 min
+    assert build.progress().phase == progress.DONE
+
+
+def test_a_build_reckons_its_time_left_from_the_model_not_the_cache(
     cache: EmbeddingCache,
 ) -> None:
-    """The cached chunks come first and take no model time: the pace (and the time left)
-    comes from the batches the model embeds, never from the cache's speed."""
-    CachedEmbedder(_ClockedEmbedder([0.0], []), cache).encode(
-        [c.embedding_text for c in CHUNKS[:6]]  # outside the build thread: no clock
+    """The cached chunks come first, a batch at a time, and take no model time: the
+    pace (and the time left) comes from the chunks the model embeds, never from the
+    cache's speed; while only the cache has answered, the time left is unknown."""
+    CachedEmbedder(HashingEmbedder(dim=16), cache).encode([c.embedding_text for c in CHUNKS[:6]])
+    seen: list[progress.BuildProgress] = []
+    build, inner = paced_build(
+        cache, lambda i: 1.0, chunks=CHUNKS, on_call=lambda: seen.append(build.progress())
     )
-    now = [0.0]
-    embedder = CachedEmbedder(_ClockedEmbedder(now, [3.0, 1.0]), cache)
-    build = builds.IndexBuild(CHUNKS, embedder, batch=3, clock=lambda: now[0], idle_after=1e9)
+    build.batch = 3
     build.start().join(10)
-    progress = build.progress()
-    assert (progress.resumed, progress.embedded) == (6, 4)
-    assert progress.seconds_per_chunk == pytest.approx(1.0)  # 3 s for 3, then 1 s for 1
-    cached_only = replace(progress, phase=builds.EMBEDDING, done=6, seconds_per_chunk=None)
-    assert cached_only.eta_s is None and "left" not in cached_only.summary()
+    done = build.progress()
+    assert (done.cached_first, done.embedded, done.interrupted) == (6, 4, False)
+    assert done.seconds_per_chunk == pytest.approx(1.0)
+    assert seen[0].done == 6 and seen[0].eta_s is None  # the cache read, the model not yet
+    assert seen[1].eta_s == pytest.approx(2.0)  # 2 chunks left at 1 s each
+    assert "Resumed" not in done.summary()  # a first build: the cache held others' work
+
+
+def test_resumed_only_after_a_build_of_the_same_key_was_interrupted(tmp_path: Path) -> None:
+    """A first build whose chunks other builds cached says nothing of a resume; after a
+    Cancel (or a server that went down) the next build of that key says "Resumed";
+    a finished build leaves nothing behind to resume."""
+    model = HashingEmbedder(dim=16)
+    shared = EmbeddingCache(tmp_path)
+    CachedEmbedder(model, shared).encode([c.embedding_text for c in CHUNKS[:7]])
+    manager = builds.BuildManager(batch=3)
+    first = manager.request("key", lambda: CHUNKS, CachedEmbedder(model, shared))
+    first.join(10)
+    assert first.progress().phase == progress.DONE and first.progress().cached_first == 7
+    assert "Resumed" not in first.progress().summary()
+
+    gated = GatedEmbedder()
+    more = [*CHUNKS, *(make_chunk(f"m{i}", text=f"let m{i} = {i}") for i in range(4))]
+    other = manager.request("other", lambda: more, CachedEmbedder(gated, shared))
+    assert gated.waiting.acquire(timeout=10)  # the cached ones are in, a new one held
+    assert "Resumed" not in other.progress().summary()
+    other.cancel()
+    gated.gate.release()
+    other.join(10)
+    committed = other.progress().done  # every chunk done is in the cache
+    assert other.progress().phase == progress.CANCELLED and 10 < committed < 14
+    again = manager.request("other", lambda: more, CachedEmbedder(model, shared), resume=True)
+    again.join(10)
+    assert again.progress().interrupted
+    note = f"Resumed: {committed} of 14 chunks were already embedded"
+    assert note in again.progress().summary()
+
+    manager.forget("other")  # finished: a later build of it is a first one again
+    later = manager.request("other", lambda: more, CachedEmbedder(model, shared))
+    later.join(10)
+    assert not later.progress().interrupted and "Resumed" not in later.progress().summary()
 
 
 def test_keyword_search_covers_a_file_embedded_last(cache: EmbeddingCache) -> None:
@@ -412,7 +526,8 @@ def test_a_build_after_a_restart_resumes_from_the_cache_and_says_so(tmp_path: Pa
     resumed = after.request("key", lambda: CHUNKS, CachedEmbedder(model, EmbeddingCache(tmp_path)))
     resumed.join(10)
     progress = resumed.progress()
-    assert (progress.phase, progress.resumed, progress.embedded) == ("done", 9, 1)
+    assert (progress.phase, progress.cached_first, progress.embedded) == ("done", 9, 1)
+    assert progress.interrupted
     assert "Resumed: 9 of 10 chunks were already embedded" in progress.summary()
     fresh = builds.IndexBuild(CHUNKS[:2], CachedEmbedder(model, EmbeddingCache(tmp_path / "new")))
     fresh.start().join(10)

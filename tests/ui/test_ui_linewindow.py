@@ -13,6 +13,7 @@ from nexus.ui.linewindow import (
     WHOLE_FILE_BYTES,
     WHOLE_FILE_LINES,
     LineWindow,
+    line_count,
     page,
     whole_file,
     window_around,
@@ -25,6 +26,22 @@ def test_a_small_file_is_drawn_whole_and_a_large_one_is_not() -> None:
     assert whole_file(0, 0) == LineWindow(1, 1, 1)  # an empty file still has line 1
     assert whole_file(WHOLE_FILE_LINES + 1, 1000) is None
     assert whole_file(50, WHOLE_FILE_BYTES + 1) is None  # a few very long lines
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("", 0),
+        ("\n", 1),  # one empty line
+        ("a", 1),
+        ("a\n", 1),  # a final newline ends the line, it does not start another
+        ("a\nb", 2),
+        ("a\nb\n", 2),
+        ("a\n\n", 2),  # an empty last line is a line
+    ],
+)
+def test_lines_are_counted_as_an_editor_numbers_them(text: str, lines: int) -> None:
+    assert line_count(text) == lines
 
 
 @pytest.mark.parametrize(
