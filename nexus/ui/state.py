@@ -64,6 +64,10 @@ def page_setup(title: str, load_model: bool = True) -> None:
     }
 
 
+#: Whether this process already switched its server out of directory mode.
+_SWITCHED = False
+
+
 def leave_directory_mode() -> None:
     """Run under ``app.py``'s navigation from the first script run of a server on.
 
@@ -71,8 +75,13 @@ def leave_directory_mode() -> None:
     directory mode until a script calls ``st.navigation``: a link straight to a page
     (``/Compare``) ran the page alone, and the sidebar of every session until someone
     opened the home page listed ``app.py`` itself as a stray "app" page (clicking it
-    reset the repository). The first such run switches the server over and runs again.
+    reset the repository). The first such run switches the server over and runs again,
+    once per process: Streamlit's AppTest sets the flag back before every run, and a
+    rerun there would drop the run's button click.
     """
+    global _SWITCHED
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
-        st.rerun()
+        if not _SWITCHED:
+            _SWITCHED = True
+            st.rerun()
