@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
-from nexus.evaluation.metrics import Comparison
+from nexus.evaluation.metrics import Comparison, QueryOutcome
 from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
 
@@ -49,6 +49,8 @@ def view_bytes(value: Any) -> int:
         return sum(view_bytes(item) for item in value) + 100
     if isinstance(value, dict):
         return sum(view_bytes(k) + view_bytes(v) for k, v in value.items()) + 200
+    if isinstance(value, QueryOutcome):  # the ranked candidates it keeps, windows' text too
+        return 1_000 + sum(len(h.chunk.text) + 500 for h in (*value.hits, *value.ranked))
     return 200
 
 
