@@ -80,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
     search.add_argument("--why", action="store_true", help="show each hit's score parts")
+    search.add_argument(
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        help="read the hits in rank order within this many tokens: the last one is cut at "
+        'a line and marked "cut"; the JSON says the tokens used (batch: a record\'s '
+        '"budget" field, this flag by default)',
+    )
     add_search_options(search)
     search.set_defaults(run=cmd_search)
 
