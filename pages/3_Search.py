@@ -237,7 +237,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             f"{files} ({progress.phase}); keyword (BM25) results cover {covered}."
         )
         st.markdown(f"**Keyword (BM25), {covered}**")
-        show_hits(build.keyword_hits(query, k), target, f"{key}_keyword")
+        show_hits(build.keyword_hits(query, k, rules_for(config)), target, f"{key}_keyword")
         if index is None:  # nothing embedded yet (the model may still be loading)
             return
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
@@ -249,7 +249,7 @@ def show_side(title: str, build: IndexBuild, key: str) -> None:
             "over every chunk meanwhile; the embedding hits follow."
         )
         st.markdown("**Keyword (BM25), all chunks**")
-        show_hits(build.keyword_hits(query, k), target, f"{key}_keyword")
+        show_hits(build.keyword_hits(query, k, rules_for(config)), target, f"{key}_keyword")
         return
     if progress.complete:  # the same answer for every session asking the same
         shared_key = (build.serial, query, k, target_id, config.lexical_weight, config.ranking)
