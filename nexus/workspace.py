@@ -45,7 +45,7 @@ from nexus.retrieval.store import (
     identity_for,
     open_or_build,
 )
-from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, tier_embedder
+from nexus.retrieval.tiers import DEFAULT_TIER, FAST, TIERS, tier_embedder
 from nexus.types import Chunk
 
 #: Below this many files per worker, chunking stays in this process (a pool costs a
@@ -356,7 +356,11 @@ class Workspace:
         strategies, or asked again by an agent, is not embedded twice)."""
         missing = list(dict.fromkeys(q for q in queries if q not in self._queries))
         if missing:
-            self._queries.update(zip(missing, self.embedder.encode(missing), strict=True))
+            # The fast tier embeds a query in well under a millisecond: cheaper than the
+            # cache's write (tens of ms), so its queries skip the cache.
+            fast = self.settings.tier == FAST and isinstance(self.embedder, CachedEmbedder)
+            embedder = self.embedder.inner if fast else self.embedder
+            self._queries.update(zip(missing, embedder.encode(missing), strict=True))
             while len(self._queries) > QUERY_VECTORS_KEPT:
                 del self._queries[next(iter(self._queries))]
         return [self._queries[q] for q in queries]

@@ -80,7 +80,7 @@ class Repositories:
             raise ToolInputError(
                 f"unknown repository {repo!r}: use one of {known}, or a folder under them"
             )
-        return Path(os.path.abspath(path))
+        return real_path(path)  # one workspace per folder, however it is named
 
     def using(self, repo: str | None, call: Callable[[Workspace], Any]) -> Any:
         """``call(workspace)`` with the repository opened and refreshed, under its lock."""
