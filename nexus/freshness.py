@@ -4,16 +4,19 @@ An agent edits files between two questions; an open workspace must answer from w
 is on disk now, within a second or two, on repositories of thousands of files. Reading
 every file again is too slow, so each chunkable file's modification time and size are
 kept (``Stamps``) and compared: an ``os.stat`` each, milliseconds for thousands. A file
-added or deleted changes its folder's modification time, so the folders are stamped
-too; when anything moved, the caller reads the repository again (the scan cache reads
-only the files whose stamps changed) and compares the files' content digests, so a
-file touched but not changed costs nothing more.
+edited where it is has only its own stamp moved: just it is read again
+(``edited_in_place``). A file added, deleted or replaced (editors that save through a
+renamed temporary file) moves its folder's stamp: the caller then reads the repository
+again (the scan cache reads only the files whose stamps changed). Either way the files'
+content digests are compared (``changed_files``), so a file touched but not changed
+costs nothing more.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nexus.ingest.repository import DiskContents, Repository
@@ -32,9 +35,10 @@ def _stamp(path: Path) -> Stamp:
 
 @dataclass(frozen=True)
 class Stamps:
-    """The stamps of a folder repository's chunkable files and of the folders holding them."""
+    """The stamps of a folder repository's chunkable files (by path in the repository,
+    with the file on disk) and of the folders holding them."""
 
-    files: dict[Path, Stamp]
+    files: dict[str, tuple[Path, Stamp]]
     folders: dict[Path, Stamp]
 
     @classmethod
@@ -43,15 +47,26 @@ class Stamps:
         not change under us)."""
         if not isinstance(repo.contents, DiskContents):
             return None
-        paths = [repo.contents.path_of(info.path) for info in repo.chunkable_files()]
-        folders = {root, *(path.parent for path in paths)}
-        return cls({p: _stamp(p) for p in paths}, {f: _stamp(f) for f in folders})
+        paths = {info.path: repo.contents.path_of(info.path) for info in repo.chunkable_files()}
+        folders = {root, *(path.parent for path in paths.values())}
+        files = {rel: (path, _stamp(path)) for rel, path in paths.items()}
+        return cls(files, {f: _stamp(f) for f in folders})
 
-    def moved(self) -> bool:
-        """Whether any file or folder has another stamp now (stops at the first)."""
-        return any(_stamp(p) != s for p, s in self.files.items()) or any(
-            _stamp(f) != s for f, s in self.folders.items()
-        )
+    def edited(self) -> list[str]:
+        """The files whose stamp moved (a file gone has the stamp None)."""
+        return [rel for rel, (path, stamp) in self.files.items() if _stamp(path) != stamp]
+
+    def folders_moved(self) -> bool:
+        """Whether a folder's stamp moved: a file was added, deleted or replaced."""
+        return any(_stamp(folder) != stamp for folder, stamp in self.folders.items())
+
+
+def edited_in_place(repo: Repository, paths: list[str]) -> Repository:
+    """``repo`` with the digests of ``paths`` (files edited where they are) read again."""
+    digests = dict(repo.digests)
+    for path in paths:
+        digests[path] = hashlib.sha256(repo.contents[path]).hexdigest()
+    return replace(repo, digests=digests)
 
 
 def changed_files(before: Repository, after: Repository) -> set[str]:

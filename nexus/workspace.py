@@ -28,7 +28,7 @@ import numpy as np
 
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
-from nexus.freshness import Stamps, changed_files
+from nexus.freshness import Stamps, changed_files, edited_in_place
 from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
 from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import Read, read_within
@@ -402,10 +402,16 @@ class Workspace:
         """Compare the files with the disk; chunk and embed (through the cache) those
         that changed into every open index. Cheap when nothing changed (a stat a file)."""
         began = time.perf_counter()
-        if self._stamps is not None and self.root is not None and self._stamps.moved():
-            after = open_repository(self.root, settings=self.settings.files)
+        stamps, root = self._stamps, self.root
+        edited = stamps.edited() if stamps is not None else []
+        if stamps is not None and root is not None and (edited or stamps.folders_moved()):
+            gone = any(not stamps.files[path][0].is_file() for path in edited)
+            if gone or stamps.folders_moved():
+                after = open_repository(root, settings=self.settings.files)
+            else:  # edited where they are: read only them again
+                after = edited_in_place(self.repo, edited)
             changed = changed_files(self.repo, after)
-            self.repo, self._stamps = after, Stamps.of(after, self.root)
+            self.repo, self._stamps = after, Stamps.of(after, root)
             if changed:
                 for strategy, live in self._live.items():
                     live.update(self._chunks_of(changed, strategy), self.embedder)

@@ -111,6 +111,21 @@ def test_refresh_indexes_edited_added_and_deleted_files(repo, tmp_path):
     assert all(h.chunk.file != "src/utils/money.ts" for h in found)
 
 
+def test_a_file_edited_in_place_is_read_again_without_a_new_scan(repo, tmp_path, monkeypatch):
+    from nexus import workspace as module
+
+    workspace = _open(repo, tmp_path)
+    workspace.search("refund", k=1)
+    monkeypatch.setattr(module, "open_repository", lambda *a, **k: pytest.fail("scanned"))
+    refund = repo / "src" / "services" / "refund.ts"
+    with refund.open("a") as f:  # in place: the folder's stamp does not move
+        f.write("\nexport function settleLedgerDrift() {}\n")
+    assert workspace.refresh().changed_files == 1
+    assert workspace.search("settleLedgerDrift", k=1).hits[0].chunk.symbol == "settleLedgerDrift"
+    refund.touch()  # a new stamp, the same bytes: nothing to index again
+    assert workspace.refresh().changed_files == 1
+
+
 def test_progress_and_cancel(repo, tmp_path):
     seen: list[str] = []
     workspace = _open(repo, tmp_path)
