@@ -136,3 +136,51 @@ def test_bad_input_is_a_tool_error_and_the_server_stays_up(served, tmp_path):
     assert "at least 1 token" in errors[5]
     assert "holds line 0" in errors[6]
     assert after["hits"]
+
+
+def test_stdout_carries_only_protocol_messages(served):
+    """A raw JSON-RPC exchange: every line the server writes to stdout is a protocol
+    message, even while the first search chunks and embeds (its logs go to stderr)."""
+    import subprocess
+
+    _, params = served
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "refund a payment"}},
+        },
+    ]
+    server = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=params.env,
+        cwd=params.cwd,
+        text=True,
+    )
+    try:
+        server.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        server.stdin.flush()
+        lines = [server.stdout.readline() for _ in range(2)]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    messages = [json.loads(line) for line in lines]
+    assert [m["id"] for m in messages] == [1, 2]
+    assert not messages[1]["result"].get("isError")
+    assert server.stdout.read() == ""  # nothing else came out
+    assert "nexus mcp: opened" in server.stderr.read()
