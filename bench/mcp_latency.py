@@ -14,7 +14,9 @@ over stdio and driven with the MCP SDK's own client, as an agent would:
 * **fresh**: a unique comment appended to a file, then ``search`` for its word: the
   seconds of that call (it re-reads, chunks and embeds the changed file first), and
   whether the first answer after the edit already holds the new text;
-* **restart**: a new server on the same cache: the first answer from the saved index.
+* **restart**: a new server on the same cache, the edits undone: the first answer from
+  the saved index. (A restart after edits finds no saved index of those files and
+  builds one, through the embedding cache.)
 
 Figures go to stdout and to ``bench/results/mcp_latency.json`` and ``.md``. The machine
 is shared: the load average is printed beside each figure. Never asserts times.
@@ -97,6 +99,7 @@ async def _session(repo: Path, cache: Path, queries: list[str], edits: int) -> d
             assert not result.is_error, result.content
         fresh, seen = [], []
         target = _edit_target(repo)
+        original = target.read_bytes()
         mark = COMMENT.get(target.suffix, "//")
         for number in range(edits):
             word = f"zqxfreshmarker{number}"
@@ -107,6 +110,7 @@ async def _session(repo: Path, cache: Path, queries: list[str], edits: int) -> d
             fresh.append(time.perf_counter() - start)
             hits = (result.structured_content or {}).get("hits", [])
             seen.append(any(word in hit["text"] for hit in hits))
+        target.write_bytes(original)  # the restart finds the files as they were indexed
     return {"cold_s": cold, "warm_s": warm, "fresh_s": fresh, "fresh_seen": seen, "status": status}
 
 
