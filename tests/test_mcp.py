@@ -184,3 +184,20 @@ def test_stdout_carries_only_protocol_messages(served):
     assert not messages[1]["result"].get("isError")
     assert server.stdout.read() == ""  # nothing else came out
     assert "nexus mcp: opened" in server.stderr.read()
+
+
+def test_mcp_answers_as_the_workspace_does_with_the_same_settings(served):
+    from nexus.workspace import Settings, Workspace
+
+    repo, params = served
+    query = "charge a customer and record the payment"
+
+    async def script(client):
+        return _data(await client.call_tool("search", {"query": query, "top_k": 5}))
+
+    served_hits = _session(params, script)["hits"]
+    cache = Path(params.env["NEXUS_CACHE_DIR"])
+    local = Workspace.open(repo, Settings(tier="fast", cache_dir=cache)).search(query, 5)
+    assert [(h["file"], h["start_line"], h["end_line"], h["score"]) for h in served_hits] == [
+        (h.chunk.file, h.chunk.start_line, h.chunk.end_line, round(h.score, 4)) for h in local.hits
+    ]
