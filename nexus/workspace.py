@@ -14,7 +14,8 @@ model when there is one (``nexus.retrieval.store``), else built and saved. Index
 open between calls. ``refresh`` brings an open index up to date with the files on disk
 (``nexus.freshness``): changed files are chunked again and embedded through the cache
 into a small index beside the saved one (``nexus.overlay``), which hides their old
-chunks; answers say how fresh they are.
+chunks; answers say how fresh they are. What comes back (``SearchAnswer``, ``Status``,
+``Freshness``) is plain data in ``nexus.answers``.
 """
 
 from __future__ import annotations
@@ -26,16 +27,17 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.answers import Freshness, SearchAnswer, Status, check_budget
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.freshness import Stamps, changed_files, edited_in_place
 from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
 from nexus.overlay import LiveIndex
-from nexus.retrieval.budget import Read, read_within
+from nexus.retrieval.budget import read_within
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
 from nexus.retrieval.index import Hit
-from nexus.retrieval.ranking import explain, rules_for
+from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.store import (
     Builder,
     IndexStore,
@@ -105,70 +107,6 @@ def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) 
         say=say,
     )
     return CachedEmbedder(inner, cache)
-
-
-@dataclass(frozen=True)
-class Freshness:
-    """How current the answers are: when the files were last compared with the disk
-    (``time.time()``; 0: not since the index was opened), how many files were indexed
-    again since, and how long the last comparison took."""
-
-    checked: float = 0.0
-    changed_files: int = 0
-    seconds: float = 0.0
-
-    def describe(self) -> str:
-        if not self.checked:
-            return "as indexed (not checked against the disk since)"
-        when = time.strftime("%H:%M:%S", time.localtime(self.checked))
-        said = f"files checked at {when} ({self.seconds * 1000:.0f} ms)"
-        if self.changed_files:
-            said += f"; {self.changed_files} changed file(s) indexed again since opened"
-        return said
-
-
-@dataclass(frozen=True)
-class SearchAnswer:
-    """One query's answer: the ranked hits, what of them fits the token budget (every
-    hit whole without one), and which tier and index answered."""
-
-    query: str
-    strategy: str
-    hits: tuple[Hit, ...]
-    reads: tuple[Read, ...]
-    budget: int | None
-    tier: str
-    model: str
-    fresh: Freshness
-
-    @property
-    def tokens_used(self) -> int:
-        return sum(read.tokens for read in self.reads)
-
-    @staticmethod
-    def why(hit: Hit) -> str:
-        """The one-line reason a hit ranks where it does (empty without the ranking stage)."""
-        return explain(hit.parts) if hit.parts else ""
-
-
-@dataclass(frozen=True)
-class Status:
-    """What a workspace holds: files, chunks, the share embedded, which tier answers."""
-
-    repo: str
-    root: str
-    files: int
-    chunks: int
-    embedded: float
-    tier: str
-    model: str
-    strategies: tuple[str, ...]
-    folders: tuple[str, ...]
-    fresh: Freshness
-
-    def to_dict(self) -> dict[str, object]:
-        out = {k: v for k, v in vars(self).items() if k != "fresh"}
-        return out | {"fresh": self.fresh.describe()}
 
 
 class Workspace:
@@ -436,14 +374,6 @@ class Workspace:
             else []
             for path in sorted(paths)
         }
-
-
-def check_budget(budget: int | None) -> None:
-    """A token budget is None (no budget) or a whole number of at least 1."""
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
-        raise ValueError(f"a token budget must be a whole number, got {budget!r}")
-    if budget is not None and budget < 1:
-        raise ValueError(f"a token budget must be at least 1 token, got {budget}")
 
 
 def _embedding(report: Report | None, cancel: Cancel | None):
