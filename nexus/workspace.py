@@ -343,7 +343,7 @@ class Workspace:
         stamps, root = self._stamps, self.root
         edited = stamps.edited() if stamps is not None else []
         if stamps is not None and root is not None and (edited or stamps.folders_moved()):
-            gone = any(not stamps.files[path][0].is_file() for path in edited)
+            gone = any(not Path(stamps.files[path][0]).is_file() for path in edited)
             if gone or stamps.folders_moved():
                 after = open_repository(root, settings=self.settings.files)
             else:  # edited where they are: read only them again
