@@ -30,7 +30,7 @@ import numpy as np
 from nexus.answers import Freshness, SearchAnswer, Status, check_budget
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
-from nexus.freshness import Stamps, changed_files, edited_in_place
+from nexus.freshness import Stamps, Watch, changed_files, edited_in_place
 from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
 from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import read_within
@@ -133,6 +133,10 @@ class Workspace:
         self._live: dict[str, LiveIndex] = {}
         self._folders: dict[str, Path] = {}
         self._stamps = Stamps.of(repo, root) if root is not None else None
+        self._watch = Watch()
+        if self._stamps is not None:
+            self._watch.add(self._stamps.folders)
+        self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
         self._fresh = Freshness()
         self._queries: dict[str, np.ndarray] = {}  # query -> vector, oldest first
@@ -341,6 +345,10 @@ class Workspace:
         that changed into every open index. Cheap when nothing changed (a stat a file)."""
         began = time.perf_counter()
         stamps, root = self._stamps, self.root
+        moved = self._watch.changed()
+        if stamps is not None and not moved and not self._stat_next:
+            stamps = None  # the kernel saw nothing move: no stat needed
+        self._stat_next = False
         edited = stamps.edited() if stamps is not None else []
         if stamps is not None and root is not None and (edited or stamps.folders_moved()):
             gone = any(not Path(stamps.files[path][0]).is_file() for path in edited)
@@ -350,6 +358,9 @@ class Workspace:
                 after = edited_in_place(self.repo, edited)
             changed = changed_files(self.repo, after)
             self.repo, self._stamps = after, Stamps.of(after, root)
+            if self._stamps is not None:
+                self._watch.add(self._stamps.folders)  # new folders
+                self._stat_next = True  # what moved before their watches came
             if changed:
                 for strategy, live in self._live.items():
                     live.update(self._chunks_of(changed, strategy), self.embedder)

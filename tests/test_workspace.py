@@ -188,3 +188,20 @@ def test_keyword_hits_of_a_build_go_through_the_ranking_stage(tmp_path):
     assert [h.chunk.id for h in ranked] == ["def", "caller"]
     assert {p.name for p in ranked[0].parts} >= {"dense", "keyword"}
     assert sum(p.value for p in ranked[0].parts) == pytest.approx(ranked[0].score)
+
+
+def test_with_no_event_from_the_kernel_no_file_is_stat_ed(repo, tmp_path, monkeypatch):
+    from nexus import freshness
+
+    workspace = _open(repo, tmp_path)
+    workspace.search("refund", k=1)
+    workspace.refresh()  # the first one stats every file
+    calls = []
+    with monkeypatch.context() as patched:
+        patched.setattr(freshness, "_stamp", lambda path: calls.append(path))
+        workspace.refresh()
+    assert calls == []  # nothing moved: not one stat
+    refund = repo / "src" / "services" / "refund.ts"
+    with refund.open("a") as f:
+        f.write("\nexport function settleLedgerDrift() {}\n")
+    assert workspace.refresh().changed_files == 1
