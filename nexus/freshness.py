@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -107,6 +108,8 @@ class Watch:
             self._fd = self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         except (OSError, AttributeError):
             self._fd = -1
+        # The descriptor is closed with the watch (a process may open many workspaces).
+        self._closer = weakref.finalize(self, os.close, self._fd) if self._fd >= 0 else None
 
     def add(self, folders: Iterable[str]) -> None:
         """Watch these folders too (again is harmless); past the limit, give up watching."""
@@ -132,6 +135,6 @@ class Watch:
                 return True
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        if self._closer is not None:
+            self._closer()  # once, whoever calls it first
+        self._fd = -1
