@@ -7,16 +7,19 @@ redraws every second until the builds are done.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import QueryOutcome, Target, target_mask
+from nexus.retrieval.budget import read_within
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.preview import hit_preview
-from nexus.retrieval.ranking import SYMBOL, explain, query_kind
+from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
 from nexus.types import Chunk
@@ -54,11 +57,21 @@ except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
 
-left, right = st.columns([3, 1])
+left, middle, right = st.columns([4, 1, 1])
 query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
-k = right.slider("Top k", *widgets.SLIDERS["k"][:2], key="k")
+k = middle.slider("Top k", *widgets.SLIDERS["k"][:2], key="k")
+budget = right.number_input(
+    "Token budget",
+    min_value=0,
+    value=None,
+    step=250,
+    key="budget",
+    placeholder="none",
+    help="What a reader gets for this many tokens: the hits in rank order, the last one "
+    "cut at a line. Empty or 0: no budget.",
+)
 # The units come from every file's parse, listed by a thread: not before the build has
 # chunked every file (sooner it slows the model's load), nor before the answer to a query
 # the page opened with is drawn (one interpreter: parsing 5,000 files meanwhile would
@@ -164,13 +177,25 @@ def show_progress(label: str, build: IndexBuild, key: str, progress: BuildProgre
 
 def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None, key: str) -> None:
     """The hits, each with the lines that match the query; the selected one (it travels
-    in the link) in full: the first hit holding the selected file and line."""
+    in the link) in full: the first hit holding the selected file and line. With a token
+    budget, only what fits: the hit that crosses it is cut at a line and says so."""
     chosen = st.session_state.get(links.HIT_KEY)
     selected = next((hit for hit in hits if links.holds_hit(hit.chunk, chosen)), None)
-    for hit in hits:
-        chunk = hit.chunk
-        hit_target = target is not None and target_mask([chunk], target)[0]
-        mark = " · :green-badge[target]" if hit_target else ""
+    reads = read_within([hit.chunk for hit in hits], budget, config.encoding) if budget else []
+    if budget:
+        used = sum(read.tokens for read in reads)
+        st.caption(
+            f"{used:,} of {budget:,} tokens read: {len(reads)} of {len(hits)} hits"
+            + (", the last one cut." if reads and reads[-1].cut else ".")
+        )
+    for position, hit in enumerate(hits[: len(reads)] if budget else hits):
+        chunk, mark = hit.chunk, ""
+        if budget and reads[position].cut:
+            end = reads[position].end_line
+            chunk = replace(chunk, text=reads[position].text, end_line=end)
+            mark = f" · :orange-badge[cut at L{end}: budget]"
+        if target is not None and target_mask([hit.chunk], target)[0]:
+            mark = " · :green-badge[target]" + mark
         # A hit may be a window of neighbouring units (nexus.retrieval.windows): name them.
         others = [s for s in dict.fromkeys(chunk.symbols) if s != chunk.symbol]
         held = f" (with {safe.md(', '.join(others[:4]))}{' …' * (len(others) > 4)})"
@@ -224,7 +249,7 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
             f"{files} ({progress.phase}); keyword (BM25) results cover {covered}."
         )
         st.markdown(f"**Keyword (BM25), {covered}**")
-        show_hits(build.keyword_hits(query, k), target, f"{key}_keyword")
+        show_hits(build.keyword_hits(query, k, rules_for(config)), target, f"{key}_keyword")
         if index is None:  # nothing embedded yet (the model may still be loading)
             return
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
@@ -236,7 +261,7 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
             "over every chunk meanwhile; the embedding hits follow."
         )
         st.markdown("**Keyword (BM25), all chunks**")
-        show_hits(build.keyword_hits(query, k), target, f"{key}_keyword")
+        show_hits(build.keyword_hits(query, k, rules_for(config)), target, f"{key}_keyword")
         return
     if progress.complete:  # the same answer for every session asking the same
         shared_key = (build.serial, query, k, target_id, config.lexical_weight, config.ranking)

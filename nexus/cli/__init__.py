@@ -25,6 +25,7 @@ from nexus.cli.common import (
 from nexus.cli.evaluate import cmd_eval
 from nexus.cli.indexes import cmd_index
 from nexus.cli.listing import cmd_functions, cmd_profiles, cmd_scan
+from nexus.cli.mcp import cmd_mcp
 from nexus.cli.queries import cmd_queries
 from nexus.cli.search import cmd_search
 from nexus.ingest.sources import IngestError
@@ -80,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=10)
     search.add_argument("--json", action="store_true")
     search.add_argument("--why", action="store_true", help="show each hit's score parts")
+    search.add_argument(
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        help="read the hits in rank order within this many tokens: the last one is cut at "
+        'a line and marked "cut"; the JSON says the tokens used (batch: a record\'s '
+        '"budget" field, this flag by default)',
+    )
     add_search_options(search)
     search.set_defaults(run=cmd_search)
 
@@ -142,6 +151,22 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--max-mb", type=float, help="prune: down to this many MB (default: budget)")
     cache.add_argument("--json", action="store_true", help="show: machine-readable output")
     cache.set_defaults(run=cmd_cache)
+
+    mcp = verbs.add_parser(
+        "mcp", help="serve search to coding agents over MCP (stdio): search, chunks, ..."
+    )
+    mcp.add_argument(
+        "paths", nargs="*", metavar="PATH", help="repository folders (default: the current one)"
+    )
+    add_chunk_options(mcp)
+    add_embedding_options(mcp)
+    mcp.add_argument(
+        "--warm",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="open and index the repositories at start (default), not at the first call",
+    )
+    mcp.set_defaults(run=cmd_mcp, tier="fast")
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")
     profiles.add_argument("--toml", action="store_true", help="print them as an editable file")

@@ -202,6 +202,7 @@ def chunk_stream(
     failed files on stderr. A folder still being read (``RepositoryScan``) is chunked
     as its files are found."""
     from nexus.runtime.stream import default_workers, stream_refs
+    from nexus.workspace import POOL_MIN_FILES_PER_WORKER
 
     scan = source if isinstance(source, RepositoryScan) else RepositoryScan.of(source)
     workers = args.workers if args.workers is not None else default_workers()
@@ -220,10 +221,6 @@ def chunk_stream(
         jsonl=jsonl,
     )
     return _with_progress(results, scan, f"chunking ({config.strategy})")
-
-
-#: Below this many files per worker, chunking stays in the CLI's own process.
-POOL_MIN_FILES_PER_WORKER = 50
 
 
 def _with_progress(results: Iterable, scan: RepositoryScan, desc: str) -> Iterator:

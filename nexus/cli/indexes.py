@@ -7,15 +7,35 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nexus.cli.cache import cache_folder, open_cache
+from nexus.cli.cache import cache_folder
 from nexus.cli.common import (
     collected_chunks,
     config_from_args,
     custom_profiles_from_args,
+    ingest_settings_from_args,
     open_target,
 )
 from nexus.config import ChunkConfig
 from nexus.ingest.sources import Repository
+
+
+def workspace_settings(args: argparse.Namespace, config: ChunkConfig):
+    """The workspace settings the flags name (the one place args become settings)."""
+    from nexus.config import load_model_path
+    from nexus.retrieval.embedding_cache import megabytes
+    from nexus.workspace import Settings
+
+    max_mb = getattr(args, "cache_max_mb", None)
+    return Settings(
+        config=config,
+        tier=getattr(args, "tier", None) or "quality",
+        cache_dir=cache_folder(args),
+        cache_max_bytes=megabytes(max_mb) if max_mb is not None else None,
+        model_path=args.model or (load_model_path(args.config) if args.config else None),
+        files=ingest_settings_from_args(args),
+        custom_profiles=custom_profiles_from_args(args),
+        workers=args.workers,
+    )
 
 
 def cached_embedder(args: argparse.Namespace, config: ChunkConfig):
@@ -25,22 +45,19 @@ def cached_embedder(args: argparse.Namespace, config: ChunkConfig):
     sentence-transformers folder; the default is the bundled all-MiniLM-L6-v2.
     ``--tier fast`` is the static model distilled from it (``nexus.retrieval.tiers``).
     """
-    from nexus.config import load_model_path
-    from nexus.retrieval.embedding import CachedEmbedder
-    from nexus.retrieval.tiers import tier_embedder
+    from nexus.workspace import open_embedder
 
     if args.tier == "fast" and getattr(args, "engine", "local") == "ray":
         raise ValueError("--engine ray embeds with the quality tier: leave out --tier fast")
-    model = args.model or (load_model_path(args.config) if args.config else None)
-    cache = open_cache(args)
-    embedder = tier_embedder(
-        args.tier,
-        words_view=config.words_view,
-        model_path=model,
-        cache_dir=cache.folder,
-        say=lambda line: print(f"nexus: {line}", file=sys.stderr),
-    )
-    return CachedEmbedder(embedder, cache)
+    settings = workspace_settings(args, config)
+    return open_embedder(settings, say=lambda line: print(f"nexus: {line}", file=sys.stderr))
+
+
+def open_workspace(args: argparse.Namespace, config: ChunkConfig, repo: Repository):
+    """The workspace of ``repo`` under the flags' settings and embedder."""
+    from nexus.workspace import Workspace
+
+    return Workspace(repo, workspace_settings(args, config), cached_embedder(args, config))
 
 
 def saved_indexes(
@@ -50,38 +67,36 @@ def saved_indexes(
     the files, settings and model, else built (chunked and embedded, here or with
     ``--engine ray``) and saved. Says which on stderr. ``--out`` (index) names the folder;
     ``--rebuild`` ignores saved indexes."""
+    workspace = open_workspace(args, config, repo)
+    return workspace.embedder, index_workspace(args, workspace, strategies)
+
+
+def index_workspace(args: argparse.Namespace, workspace, strategies: Sequence[str]):
+    """``workspace.index`` with the CLI's progress bars, ``--out``, ``--rebuild`` and
+    ``--engine``; says on stderr which index was opened or built."""
     from nexus.retrieval.embedding import tqdm_progress
-    from nexus.retrieval.store import (
-        IndexStore,
-        chunk_and_embed,
-        files_digest,
-        identity_for,
-        open_or_build,
-    )
+    from nexus.retrieval.store import IndexStore
 
-    embedder = cached_embedder(args, config)
+    repo = workspace.repo
     custom = custom_profiles_from_args(args)
-    digest = files_digest(repo)
-    configs = [config.with_(strategy=s) for s in strategies]
-    identities = [identity_for(repo.name, digest, c, embedder.name, custom) for c in configs]
-    store = IndexStore(cache_folder(args) / "indexes")
     out = getattr(args, "out", None)
-    folders = [Path(out) if out else None for _ in strategies]
-
-    def make_chunks(missing):
-        return [
-            collected_chunks(args, repo, config.with_(strategy=i.strategy), custom) for i in missing
-        ]
-
-    build = chunk_and_embed(make_chunks, embedder, tqdm_progress("embedding chunks"))
+    folder = Path(out) if out else None
+    builder = None
     if getattr(args, "engine", "local") == "ray":
-        build = _ray_builder(args, repo, embedder, store, folders)
-    opened = open_or_build(
-        store, identities, build, rebuild=getattr(args, "rebuild", False), folders=folders
+        store = IndexStore(cache_folder(args) / "indexes")
+        builder = _ray_builder(args, repo, workspace.embedder, store, [folder])
+    bar = tqdm_progress("embedding chunks")
+    opened = workspace.index(
+        strategies,
+        rebuild=getattr(args, "rebuild", False),
+        folder=folder,
+        chunker=lambda chosen: collected_chunks(args, repo, chosen, custom),
+        builder=builder,
+        report=lambda stage, done, total: bar(done, total) if stage == "embedding" else None,
     )
     for strategy, one in zip(strategies, opened, strict=True):
         print(f"nexus: {one.describe(strategy)}", file=sys.stderr)
-    return embedder, opened
+    return opened
 
 
 def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
@@ -126,7 +141,9 @@ def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
 def cmd_index(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     repo = open_target(args)
-    embedder, (opened,) = saved_indexes(args, config, [config.strategy], repo)
+    workspace = open_workspace(args, config, repo)
+    embedder = workspace.embedder
+    (opened,) = index_workspace(args, workspace, [config.strategy])
     chunks = opened.index.chunks
     if opened.reused:
         print(

@@ -1,24 +1,72 @@
 """``nexus search``: one query against the line-based and AST indexes, or a file of
-queries answered in one process (the model loads once)."""
+queries answered in one process (the model loads once); ``--budget`` reads the hits
+in rank order within that many tokens."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from nexus.cli.common import STRATEGY_LABELS, config_from_args, open_target, strategies
-from nexus.cli.indexes import saved_indexes
+from nexus.cli.indexes import index_workspace, open_workspace
+
+
+@dataclass(frozen=True)
+class BatchQuery:
+    """One line of a ``--queries`` file: an id (its line number when absent) and a
+    token budget (None: the ``--budget`` flag's)."""
+
+    id: str
+    query: str
+    budget: int | None = None
+
+
+def read_batch(data: str) -> list[BatchQuery]:
+    """Queries from JSONL (``{"id", "query", "budget"?}``; other fields are ignored) or
+    plain text (one query a line). ValueError names every bad line at once."""
+    queries, problems = [], []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if not line.lstrip().startswith("{"):
+            queries.append(BatchQuery(str(number), line.strip()))
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {number}: not valid JSON ({exc.msg})")
+            continue
+        text = record.get("query") if isinstance(record, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f'line {number}: a record needs a non-empty "query" string')
+            continue
+        budget = record.get("budget")
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
+        ):
+            problems.append(f'line {number}: "budget" must be a whole number of tokens, 1 or more')
+            continue
+        queries.append(BatchQuery(str(record.get("id", number)), text, budget))
+    if problems:
+        lines = "\n".join(problems)
+        raise ValueError(f"{len(problems)} bad record(s) in the query file:\n{lines}")
+    if not queries:
+        raise ValueError("the query file holds no queries (one JSON object or text a line)")
+    return queries
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from nexus.evaluation.metrics import render_text
-    from nexus.retrieval.ranking import explain, rules_for
-    from nexus.retrieval.search import BatchQuery, hit_record, read_batch
+    from nexus.answers import check_budget
 
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one query, or a file of them with --queries FILE")
+    try:
+        check_budget(args.budget)
+    except ValueError as exc:
+        raise ValueError(f"--budget: {exc}") from None
     if args.queries is not None:
         try:
             batch = read_batch(Path(args.queries).read_text(encoding="utf-8"))
@@ -28,43 +76,82 @@ def cmd_search(args: argparse.Namespace) -> int:
         batch = [BatchQuery("1", args.query)]
     config = config_from_args(args)
     chosen = strategies(args)
-    embedder, opened = saved_indexes(args, config, chosen, open_target(args))
-    vectors = embedder.encode([q.query for q in batch])
-    rules = rules_for(config)
-    for query, vec in zip(batch, vectors, strict=True):
-        answers = {
-            STRATEGY_LABELS[strategy]: one.index.search(
-                vec, args.k, True, query.query, config.lexical_weight, rules
-            )
-            for strategy, one in zip(chosen, opened, strict=True)
-        }
+    workspace = open_workspace(args, config, open_target(args))
+    index_workspace(args, workspace, chosen)
+    texts = [q.query for q in batch]
+    budgets = [q.budget if q.budget is not None else args.budget for q in batch]
+    answers = {
+        STRATEGY_LABELS[s]: workspace.search_many(texts, args.k, strategy=s, budgets=budgets)
+        for s in chosen
+    }
+    for number, query in enumerate(batch):
+        one = {label: found[number] for label, found in answers.items()}
+        budget = budgets[number]
         if args.queries is not None:  # one JSON line a query, for scripts and benchmarks
             record = {"id": query.id, "query": query.query}
-            record |= {label: [hit_record(h) for h in hits] for label, hits in answers.items()}
-            sys.stdout.write(json.dumps(record) + "\n")
+            record |= {label: _records(a, budget, text=False) for label, a in one.items()}
+            sys.stdout.write(json.dumps(record | _spent(one, budget)) + "\n")
         elif args.json:
-            record = {
-                label: [
-                    {"rank": h.rank, "score": round(h.score, 4), **h.chunk.to_dict()}
-                    | {"parts": {p.name: round(p.value, 4) for p in h.parts}}
-                    for h in hits
-                ]
-                for label, hits in answers.items()
-            }
-            print(json.dumps(record, indent=2))
+            record = {label: _records(a, budget, text=True) for label, a in one.items()}
+            print(json.dumps(record | _spent(one, budget), indent=2))
         else:
-            for label, hits in answers.items():
-                rows = [
-                    [
-                        str(h.rank),
-                        f"{h.score:.3f}",
-                        f"{h.chunk.file}:{h.chunk.start_line}-{h.chunk.end_line}",
-                        h.chunk.symbol or "",
-                        explain(h.parts) if args.why else str(h.chunk.token_count),
-                    ]
-                    for h in hits
-                ]
-                last = "why" if args.why else "tokens"
-                print(f"\n{label} top {args.k} for {query.query!r}")
-                print(render_text((["rank", "score", "where", "symbol", last], rows), 90))
+            for label, answer in one.items():
+                _print_table(label, answer, args)
     return 0
+
+
+def _records(answer, budget: int | None, text: bool) -> list[dict[str, object]]:
+    """The hits as JSON; with a budget only those read, the last one cut if it crossed."""
+    from nexus.retrieval.search import hit_record
+
+    out = []
+    shown = answer.reads if budget is not None else [None] * len(answer.hits)
+    for hit, read in zip(answer.hits, shown, strict=False):
+        record = hit_record(hit)
+        if text:
+            record = {"rank": hit.rank, "score": round(hit.score, 4), **hit.chunk.to_dict()}
+            record["parts"] = {p.name: round(p.value, 4) for p in hit.parts}
+        if read is not None:
+            record |= {"end_line": read.end_line, "tokens": read.tokens, "cut": read.cut}
+            if text:
+                record["text"] = read.text
+        out.append(record)
+    return out
+
+
+def _spent(answers: dict, budget: int | None) -> dict[str, object]:
+    """``budget`` and the tokens each index's hits used within it (nothing without one)."""
+    if budget is None:
+        return {}
+    return {"budget": budget, "tokens_used": {k: a.tokens_used for k, a in answers.items()}}
+
+
+def _tokens(hit, read, budget: int | None) -> int:
+    """A hit's tokens: as read within the budget, else the chunk's own count."""
+    return read.tokens if budget is not None and read is not None else hit.chunk.token_count
+
+
+def _print_table(label: str, answer, args: argparse.Namespace) -> None:
+    from nexus.evaluation.metrics import render_text
+
+    reads = {read.rank: read for read in answer.reads}
+    rows = []
+    for hit in answer.hits:
+        read = reads.get(hit.rank)
+        if answer.budget is not None and read is None:
+            break
+        end = read.end_line if read is not None else hit.chunk.end_line
+        cut = " (cut)" if read is not None and read.cut else ""
+        rows.append(
+            [
+                str(hit.rank),
+                f"{hit.score:.3f}",
+                f"{hit.chunk.file}:{hit.chunk.start_line}-{end}{cut}",
+                hit.chunk.symbol or "",
+                answer.why(hit) if args.why else str(_tokens(hit, read, answer.budget)),
+            ]
+        )
+    last = "why" if args.why else "tokens"
+    spent = f", {answer.tokens_used} of {answer.budget} tokens" if answer.budget else ""
+    print(f"\n{label} top {args.k} for {answer.query!r}{spent}")
+    print(render_text((["rank", "score", "where", "symbol", last], rows), 90))

@@ -34,7 +34,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +43,7 @@ from nexus.retrieval.embedding import CachedEmbedder
 from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import Hit, VectorIndex
 from nexus.retrieval.lexical import LexicalIndex
+from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
 from nexus.runtime import embed_order, footprint
 from nexus.runtime.lru import ByteLRU
 from nexus.runtime.progress import (
@@ -281,12 +282,13 @@ class IndexBuild:
         """The vector of a query, with the build's model and cache."""
         return self._queries.encode([text])[0]
 
-    def keyword_hits(self, query: str, k: int) -> list[Hit]:
+    def keyword_hits(self, query: str, k: int, rules: RankingRules | None = None) -> list[Hit]:
         """The ``k`` best chunks by keywords (BM25) over every chunk made so far: an
         answer before any vector exists, or before the model is loaded (chunks without
-        a matching term are left out). While files are being chunked the table is
-        rebuilt after ``SNAPSHOT_GROWTH``; once they are, it covers every chunk; a
-        finished build's is its index's (saved)."""
+        a matching term are left out). With ``rules`` (what ``rules_for(config)`` gives a
+        dense search) they go through the same ranking stage, with no dense score yet.
+        While files are being chunked the table is rebuilt after ``SNAPSHOT_GROWTH``;
+        once they are, it covers every chunk; a finished build's is its index's (saved)."""
         with self._lock:
             finished = self._snapshot if self._phase in (DONE, OPENED) else None
             table = self._table
@@ -300,6 +302,8 @@ class IndexBuild:
         else:
             keywords = self._keywords_of(chunks, chunking)
         scores = keywords.scores(query)
+        if rules is not None:
+            return keyword_ranked(chunks, scores, query, k, rules)
         order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
         return [
             Hit(chunk=chunks[i], score=float(scores[i]), rank=rank, key=i)
@@ -481,6 +485,26 @@ class IndexBuild:
             self._set_phase(DONE)
         except Exception as exc:  # shown on the page; the cache keeps what was committed
             self._set_phase(FAILED, f"{type(exc).__name__}: {exc}")
+
+
+def keyword_ranked(
+    chunks: Sequence[Chunk], keyword: np.ndarray, query: str, k: int, rules: RankingRules
+) -> list[Hit]:
+    """The ranking stage over the ``rules.candidates`` best keyword matches, every dense
+    score 0 (none exists yet): the same fusion, definitions, paths and file priors as a
+    dense search, so a hit's place and its why do not change when the vectors come."""
+    matched = np.flatnonzero(keyword > 0)
+    if len(matched) > rules.candidates:
+        matched = matched[np.argpartition(-keyword[matched], rules.candidates - 1)]
+        matched = matched[: rules.candidates]
+    keys = np.sort(matched)
+    rows = [chunks[int(key)] for key in keys]
+    dense = np.zeros(len(keys), dtype=np.float32)
+    ranked = rank(rows, dense, keyword[keys], query, k, replace(rules, candidates=len(keys)))
+    return [
+        Hit(hit_chunk(rows, r), r.score, position, int(keys[r.key]), r.parts)
+        for position, r in enumerate(ranked, start=1)
+    ]
 
 
 class BuildManager:

@@ -1,0 +1,267 @@
+"""``nexus mcp [PATH ...]``: the workspace served to coding agents over MCP (stdio).
+
+Four tools, thin layers over ``nexus.workspace.Workspace``: ``search``, ``chunks``,
+``find_related`` and ``index_status``. Each repository is opened on first use (or
+warmed at start) and stays open; before each answer the files changed since the last
+call are chunked and embedded again (``Workspace.refresh``), and the answer says how
+fresh it is. Only protocol messages go to stdout (the SDK points file descriptor 1 at
+stderr while it serves); logs go to stderr. Every path is confined to the folders on
+the command line, with the dashboard's allowed-roots rules (``nexus.ingest.sources``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nexus.ingest.sources import IngestError, real_path
+
+if TYPE_CHECKING:  # imported when serving: usearch must not load before Ray (require_ray)
+    from nexus.workspace import Settings, Workspace
+
+#: Most hits one search returns (an agent asking for more should set a budget instead).
+MAX_TOP_K = 50
+INSTRUCTIONS = (
+    "Code search over the repositories this server was started with. `search` finds "
+    "code by meaning and by name; give `budget_tokens` to get only as much text as you "
+    "can read. `chunks` lists a file's chunks, `find_related` finds code like a place "
+    "in a file, `index_status` says what is indexed and how fresh it is."
+)
+
+
+class ToolInputError(ValueError):
+    """Bad input to a tool: answered as a tool error, the server stays up."""
+
+
+class Repositories:
+    """The repositories the server may open (the roots), each opened once and kept.
+
+    ``repo`` in a tool names one by its folder name or by a path under a root; without
+    it, the first root. One lock per repository: calls to it run one at a time.
+    """
+
+    def __init__(self, roots: Sequence[Path], settings: Settings, embedder=None) -> None:  # noqa: ANN001
+        if not roots:
+            raise ValueError("give at least one repository folder")
+        self.roots = tuple(real_path(Path(r).expanduser()) for r in roots)
+        files = replace(settings.files, allowed_roots=self.roots)
+        self.settings = replace(settings, files=files)
+        self._embedder = embedder
+        self._open: dict[Path, Workspace] = {}
+        self._locks: dict[Path, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def embedder(self):  # noqa: ANN201 - the workspaces' shared embedder
+        with self._lock:
+            if self._embedder is None:
+                from nexus.workspace import open_embedder
+
+                self._embedder = open_embedder(self.settings, say=_log)
+            return self._embedder
+
+    def place(self, repo: str | None) -> Path:
+        """The folder ``repo`` names (ToolInputError when it names none of ours)."""
+        if repo is None or not repo.strip():
+            return self.roots[0]
+        named = [root for root in self.roots if root.name == repo.strip()]
+        if named:
+            return named[0]
+        path = Path(repo).expanduser()
+        if not path.is_absolute():
+            path = self.roots[0] / path
+        if not path.exists():
+            known = ", ".join(root.name for root in self.roots)
+            raise ToolInputError(
+                f"unknown repository {repo!r}: use one of {known}, or a folder under them"
+            )
+        return real_path(path)  # one workspace per folder, however it is named
+
+    def using(self, repo: str | None, call: Callable[[Workspace], Any]) -> Any:
+        """``call(workspace)`` with the repository opened and refreshed, under its lock."""
+        place = self.place(repo)
+        with self._lock:
+            lock = self._locks.setdefault(place, threading.Lock())
+        with lock:
+            workspace = self._open.get(place)
+            if workspace is None:
+                from nexus.workspace import Workspace
+
+                try:
+                    workspace = Workspace.open(place, self.settings, self.embedder())
+                except IngestError as exc:
+                    raise ToolInputError(str(exc)) from None
+                workspace.index()
+                self._open[place] = workspace
+                _log(f"opened {place} ({workspace.status().chunks} chunks)")
+            else:
+                workspace.refresh()
+            return call(workspace)
+
+    def warm(self) -> None:
+        """Open and index every root now (on a thread: the first question waits less)."""
+        for root in self.roots:
+            try:
+                self.using(str(root), lambda workspace: None)
+            except Exception as exc:  # noqa: BLE001 - said on stderr; a tool call says it again
+                _log(f"could not open {root}: {exc}")
+
+
+def _log(line: str) -> None:
+    print(f"nexus mcp: {line}", file=sys.stderr, flush=True)
+
+
+def _file_in(workspace: Workspace, file: str) -> str:
+    """``file`` as a path relative to the repository (ToolInputError outside it)."""
+    path = Path(file)
+    if path.is_absolute():
+        root = workspace.root
+        inside = root is not None and Path(os.path.abspath(path)).is_relative_to(root)
+        if not inside:
+            raise ToolInputError(f"{file} lies outside the repository {workspace.repo.name}")
+        path = Path(os.path.abspath(path)).relative_to(root)
+    parts = Path(os.path.normpath(path)).parts
+    if not parts or parts[0] == ".." or str(path).startswith("/"):
+        raise ToolInputError(f"{file} lies outside the repository {workspace.repo.name}")
+    rel = "/".join(parts)
+    if rel not in {info.path for info in workspace.repo.chunkable_files()}:
+        raise ToolInputError(f"{rel} is not a chunked file of {workspace.repo.name}")
+    return rel
+
+
+def _chunk_record(chunk) -> dict[str, Any]:  # noqa: ANN001 - a Chunk
+    return {
+        "file": chunk.file,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "symbol": chunk.symbol,
+        "kind": chunk.symbol_kind,
+        "tokens": chunk.token_count,
+    }
+
+
+def search_record(workspace: Workspace, answer) -> dict[str, Any]:  # noqa: ANN001
+    """A ``SearchAnswer`` as the ``search`` tool returns it: the hits read within the
+    budget (every hit whole without one), each with the one-line why."""
+    reads = {read.rank: read for read in answer.reads}
+    hits = []
+    for hit in answer.hits:
+        read = reads.get(hit.rank)
+        if read is None:  # past the budget
+            break
+        hits.append(
+            _chunk_record(hit.chunk)
+            | {
+                "rank": hit.rank,
+                "end_line": read.end_line,
+                "score": round(hit.score, 4),
+                "why": answer.why(hit),
+                "tokens": read.tokens,
+                "cut": read.cut,
+                "text": read.text,
+            }
+        )
+    return {
+        "repo": workspace.repo.name,
+        "query": answer.query,
+        "strategy": answer.strategy,
+        "tier": answer.tier,
+        "model": answer.model,
+        "fresh": answer.fresh.describe(),
+        "budget_tokens": answer.budget,
+        "tokens_used": answer.tokens_used,
+        "hits": hits,
+    }
+
+
+def build_server(repos: Repositories):  # noqa: ANN201 - an mcp MCPServer
+    """The MCP server of ``repos`` (its four tools)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer("nexus", instructions=INSTRUCTIONS)
+
+    def answer(repo: str | None, call: Callable[[Workspace], Any]) -> Any:
+        try:
+            return repos.using(repo, call)
+        except (ToolInputError, ValueError, KeyError) as exc:
+            raise ToolError(str(exc).strip("'\"")) from None
+
+    @server.tool()
+    def search(
+        query: str,
+        repo: str | None = None,
+        top_k: int = 5,
+        budget_tokens: int | None = None,
+        strategy: str | None = None,
+    ) -> dict[str, Any]:
+        """Search code by meaning and by name. Returns ranked hits (file, lines, symbol,
+        kind, score, why, text), read within budget_tokens if given (the last hit cut at
+        a line, "cut": true), the tokens used, which tier answered and how fresh it is."""
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ToolError(f"top_k must lie in 1..{MAX_TOP_K}, got {top_k}")
+
+        def run(workspace: Workspace) -> dict[str, Any]:
+            found = workspace.search(query, top_k, strategy=strategy, budget_tokens=budget_tokens)
+            return search_record(workspace, found)
+
+        return answer(repo, run)
+
+    @server.tool()
+    def chunks(file: str, repo: str | None = None) -> dict[str, Any]:
+        """The chunks of one file (path relative to the repository), in line order,
+        with their symbols, kinds and token counts."""
+
+        def run(workspace: Workspace) -> dict[str, Any]:
+            rel = _file_in(workspace, file)
+            found = workspace.chunks(rel)
+            return {"repo": workspace.repo.name, "file": rel, "chunks": _records(found)}
+
+        return answer(repo, run)
+
+    @server.tool()
+    def find_related(file: str, line: int, repo: str | None = None, top_k: int = 5) -> dict:
+        """The chunks most like the one at file:line (by embedding), best first."""
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ToolError(f"top_k must lie in 1..{MAX_TOP_K}, got {top_k}")
+
+        def run(workspace: Workspace) -> dict[str, Any]:
+            at, hits = workspace.related(_file_in(workspace, file), line, top_k)
+            related = [
+                _chunk_record(h.chunk) | {"rank": h.rank, "score": round(h.score, 4)} for h in hits
+            ]
+            return {"repo": workspace.repo.name, "at": _chunk_record(at), "related": related}
+
+        return answer(repo, run)
+
+    @server.tool()
+    def index_status(repo: str | None = None) -> dict[str, Any]:
+        """What is indexed: files, chunks, share embedded, tier, model, how fresh."""
+        return answer(repo, lambda workspace: workspace.status().to_dict())
+
+    return server
+
+
+def _records(chunks) -> list[dict[str, Any]]:  # noqa: ANN001 - Chunks
+    return [_chunk_record(chunk) for chunk in chunks]
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from nexus.cli.common import config_from_args
+    from nexus.cli.indexes import workspace_settings
+
+    settings = workspace_settings(args, config_from_args(args))
+    repos = Repositories([Path(p) for p in args.paths or [os.getcwd()]], settings)
+    for root in repos.roots:
+        if not root.is_dir():
+            raise ValueError(f"{root} is not a folder: nexus mcp serves repository folders")
+    _log(f"serving {', '.join(map(str, repos.roots))} ({settings.tier} tier) over stdio")
+    if args.warm:
+        threading.Thread(target=repos.warm, name="nexus-mcp-warm", daemon=True).start()
+    build_server(repos).run("stdio")
+    return 0

@@ -1,0 +1,401 @@
+"""The front door: open a repository, build or reuse its index, search it.
+
+Every face of Nexus (the CLI verbs, the MCP server, scripts) calls this one class
+instead of threading settings through the stages by hand::
+
+    ws = Workspace.open("path/to/repo", Settings(tier="fast"))
+    answer = ws.search("where are cookies parsed", k=5, budget_tokens=2000)
+    for read in answer.reads:
+        print(read.file, read.start_line, read.end_line, read.cut)
+
+A workspace holds the repository as read, the embedder behind the embedding cache,
+and one open index per strategy: the saved index of the same files, settings and
+model when there is one (``nexus.retrieval.store``), else built and saved. Indexes stay
+open between calls. ``refresh`` brings an open index up to date with the files on disk
+(``nexus.freshness``): changed files are chunked again and embedded through the cache
+into a small index beside the saved one (``nexus.overlay``), which hides their old
+chunks; answers say how fresh they are. What comes back (``SearchAnswer``, ``Status``,
+``Freshness``) is plain data in ``nexus.answers``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from nexus.answers import Freshness, SearchAnswer, Status, check_budget
+from nexus.chunking.profiles import Profile
+from nexus.config import ChunkConfig
+from nexus.freshness import Stamps, Watch, changed_files, edited_in_place
+from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
+from nexus.overlay import LiveIndex
+from nexus.retrieval.budget import read_within
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
+from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
+from nexus.retrieval.index import Hit
+from nexus.retrieval.ranking import rules_for
+from nexus.retrieval.store import (
+    Builder,
+    IndexStore,
+    Opened,
+    chunk_and_embed,
+    files_digest,
+    identity_for,
+    open_or_build,
+)
+from nexus.retrieval.tiers import DEFAULT_TIER, FAST, TIERS, tier_embedder
+from nexus.types import Chunk
+
+#: Below this many files per worker, chunking stays in this process (a pool costs a
+#: second or so to start: not worth it for a handful of files).
+POOL_MIN_FILES_PER_WORKER = 50
+
+#: Query vectors a workspace keeps (a few hundred KB).
+QUERY_VECTORS_KEPT = 512
+
+#: ``report(stage, done, total)``: ``chunking`` (files) and ``embedding`` (texts).
+Report = Callable[[str, int, int], None]
+#: Asked between files and between embedding batches; True stops the build
+#: (``EmbeddingCancelled``; what was embedded stays cached).
+Cancel = Callable[[], bool]
+#: Makes one strategy's chunks (all of the repository's, under that config).
+Chunker = Callable[[ChunkConfig], list[Chunk]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a workspace chunks, embeds and caches.
+
+    ``config``: the chunk and search settings; ``tier``: ``quality`` or ``fast``
+    (``nexus.retrieval.tiers``); ``cache_dir``: embedding cache, saved indexes and scans
+    (default ``$NEXUS_CACHE_DIR``); ``files``: which files are read (selection, allowed
+    roots); ``workers``: chunking processes (default: all cores for a large repository).
+    """
+
+    config: ChunkConfig = field(default_factory=ChunkConfig)
+    tier: str = DEFAULT_TIER
+    cache_dir: Path | None = None
+    cache_max_bytes: int | None = None
+    model_path: str | None = None
+    files: IngestSettings = field(default_factory=IngestSettings)
+    custom_profiles: Mapping[str, Profile] | None = None
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tier not in TIERS:
+            raise ValueError(f"unknown tier {self.tier!r}: choose one of {', '.join(TIERS)}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
+
+    @property
+    def cache_folder(self) -> Path:
+        return Path(self.cache_dir) if self.cache_dir is not None else default_cache_dir()
+
+
+def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) -> CachedEmbedder:
+    """The tier's embedder behind the on-disk cache (the model loads on first use)."""
+    cache = EmbeddingCache(settings.cache_dir, max_bytes=settings.cache_max_bytes)
+    inner = tier_embedder(
+        settings.tier,
+        words_view=settings.config.words_view,
+        model_path=settings.model_path,
+        cache_dir=cache.folder,
+        say=say,
+    )
+    return CachedEmbedder(inner, cache)
+
+
+class Workspace:
+    """A repository with its settings, embedder and open indexes (see the module doc).
+
+    Args:
+        repo: the repository as read (``open`` reads it from a path).
+        settings: chunking, tier and cache.
+        embedder: embeds chunks and queries (``open_embedder(settings)`` by default).
+        root: the folder it was read from (None: a zip or bytes; never refreshed).
+    """
+
+    def __init__(
+        self,
+        repo: Repository,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self.repo = repo
+        self.settings = settings or Settings()
+        self.embedder = embedder if embedder is not None else open_embedder(self.settings)
+        self.root = root
+        self._live: dict[str, LiveIndex] = {}
+        self._folders: dict[str, Path] = {}
+        self._stamps = Stamps.of(repo, root) if root is not None else None
+        self._watch = Watch()
+        if self._stamps is not None:
+            self._watch.add(self._stamps.folders)
+        self._stat_next = True  # the first refresh stats every file (watches came after)
+        self._changed: set[str] = set()
+        self._fresh = Freshness()
+        self._queries: dict[str, np.ndarray] = {}  # query -> vector, oldest first
+
+    @classmethod
+    def open(
+        cls,
+        target: str | Path | bytes,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+    ) -> Workspace:
+        """Read a folder, a .zip or zip bytes (``IngestError`` for a path outside
+        ``settings.files.allowed_roots``, a missing one, a bad zip)."""
+        settings = settings or Settings()
+        if settings.files.scan_cache is None:  # a second open reads only changed files
+            files = replace(settings.files, scan_cache=settings.cache_folder / "scans")
+            settings = replace(settings, files=files)
+        repo = open_repository(target, settings=settings.files)
+        root = None if isinstance(target, bytes) else real_path(Path(target).expanduser())
+        return cls(repo, settings, embedder, root if root and root.is_dir() else None)
+
+    @property
+    def config(self) -> ChunkConfig:
+        return self.settings.config
+
+    # -- indexes ------------------------------------------------------------------------
+
+    def index(
+        self,
+        strategies: Sequence[str] | None = None,
+        *,
+        rebuild: bool = False,
+        folder: Path | None = None,
+        chunker: Chunker | None = None,
+        builder: Builder | None = None,
+        report: Report | None = None,
+        cancel: Cancel | None = None,
+    ) -> list[Opened]:
+        """One index per strategy (default: the config's): the saved one that matches
+        the files, settings and model, else chunked (``chunker``, default every file on
+        ``settings.workers`` processes), embedded through the cache and saved
+        (``builder`` replaces both, e.g. Ray). ``rebuild`` ignores saved indexes;
+        ``folder`` names where the index lives."""
+        chosen = tuple(strategies or (self.config.strategy,))
+        custom = dict(self.settings.custom_profiles or {}) or None
+        digest = files_digest(self.repo)
+        identities = [
+            identity_for(
+                self.repo.name, digest, self.config.with_(strategy=s), self.embedder.name, custom
+            )
+            for s in chosen
+        ]
+        make = chunker or (lambda config: self._chunk(config, report, cancel))
+
+        def make_chunks(missing):  # noqa: ANN001, ANN202 - as store.chunk_and_embed wants
+            return [make(self.config.with_(strategy=i.strategy)) for i in missing]
+
+        build = builder or chunk_and_embed(make_chunks, self.embedder, _embedding(report, cancel))
+        opened = open_or_build(
+            IndexStore(self.settings.cache_folder / "indexes"),
+            identities,
+            build,
+            rebuild=rebuild,
+            folders=[folder] * len(chosen),
+        )
+        for strategy, one in zip(chosen, opened, strict=True):
+            self._live[strategy] = LiveIndex(one.index)
+            self._folders[strategy] = one.folder
+        return opened
+
+    def _chunk(self, config: ChunkConfig, report: Report | None, cancel: Cancel | None):
+        from nexus.runtime.stream import default_workers, stream_chunks
+
+        files = len(self.repo.chunkable_files())
+        wanted = self.settings.workers or default_workers()
+        workers = min(wanted, max(1, files // POOL_MIN_FILES_PER_WORKER))
+        custom = dict(self.settings.custom_profiles or {}) or None
+        chunks: list[Chunk] = []
+        stream = stream_chunks(self.repo, config, workers=workers, custom_profiles=custom)
+        for done, result in enumerate(stream, start=1):
+            if cancel is not None and cancel():
+                raise EmbeddingCancelled(f"cancelled after chunking {done - 1} of {files} files")
+            chunks.extend(result.chunks)
+            if report is not None:
+                report("chunking", done, files)
+        return chunks
+
+    def _index_of(self, strategy: str | None) -> tuple[str, LiveIndex]:
+        """The open index of ``strategy`` (default the config's), opened or built now."""
+        strategy = strategy or self.config.strategy
+        if strategy not in ("ast", "lines"):
+            raise ValueError(f"unknown strategy {strategy!r}: choose ast or lines")
+        if strategy not in self._live:
+            self.index([strategy])
+        return strategy, self._live[strategy]
+
+    # -- answers ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        strategy: str | None = None,
+        budget_tokens: int | None = None,
+        explain: bool = True,
+    ) -> SearchAnswer:
+        """The ``k`` best hits for ``query``, read within ``budget_tokens`` if given
+        (hits in rank order, the crossing one cut at a line boundary); ``explain=False``
+        drops the parts of each score."""
+        return self.search_many(
+            [query], k, strategy=strategy, budgets=[budget_tokens], explain=explain
+        )[0]
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        *,
+        strategy: str | None = None,
+        budgets: Sequence[int | None] | None = None,
+        explain: bool = True,
+    ) -> list[SearchAnswer]:
+        """``search`` for several queries, embedded in one call (the model loads once)."""
+        budgets = list(budgets) if budgets is not None else [None] * len(queries)
+        if len(budgets) != len(queries):
+            raise ValueError(f"{len(queries)} queries but {len(budgets)} budgets")
+        if any(not isinstance(q, str) or not q.strip() for q in queries):
+            raise ValueError("a query must be a non-empty string")
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        for budget in budgets:
+            check_budget(budget)
+        strategy, live = self._index_of(strategy)
+        vectors = self._query_vectors(queries)
+        rules = rules_for(self.config)
+        answers = []
+        for query, vector, budget in zip(queries, vectors, budgets, strict=True):
+            hits = live.search(vector, query, k, self.config.lexical_weight, rules)
+            if not explain:
+                hits = [replace(hit, parts=()) for hit in hits]
+            reads = read_within([hit.chunk for hit in hits], budget, self.config.encoding)
+            answers.append(
+                SearchAnswer(
+                    query,
+                    strategy,
+                    tuple(hits),
+                    tuple(reads),
+                    budget,
+                    self.settings.tier,
+                    self.embedder.name,
+                    self._fresh,
+                )
+            )
+        return answers
+
+    def _query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
+        """The queries' vectors, embedded once per workspace (a query asked of both
+        strategies, or asked again by an agent, is not embedded twice)."""
+        missing = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        if missing:
+            # The fast tier embeds a query in well under a millisecond: cheaper than the
+            # cache's write (tens of ms), so its queries skip the cache.
+            fast = self.settings.tier == FAST and isinstance(self.embedder, CachedEmbedder)
+            embedder = self.embedder.inner if fast else self.embedder
+            self._queries.update(zip(missing, embedder.encode(missing), strict=True))
+            while len(self._queries) > QUERY_VECTORS_KEPT:
+                del self._queries[next(iter(self._queries))]
+        return [self._queries[q] for q in queries]
+
+    def chunks(self, file: str, *, strategy: str | None = None) -> list[Chunk]:
+        """The chunks of one file, in line order (KeyError-free: [] for a file without)."""
+        return self._index_of(strategy)[1].chunks_of(file)
+
+    def related(
+        self, file: str, line: int, k: int = 5, *, strategy: str | None = None
+    ) -> tuple[Chunk, list[Hit]]:
+        """The chunk at ``file``:``line`` and the ``k`` chunks most like it (by cosine)."""
+        live = self._index_of(strategy)[1]
+        chunk = live.chunk_at(file, line)
+        if chunk is None:
+            raise ValueError(f"no chunk of {file!r} holds line {line}")
+        return chunk, live.nearest(chunk, k)
+
+    def status(self) -> Status:
+        """Files, chunks, the share embedded (1.0 once an index is open), which tier."""
+        strategies = tuple(self._live)
+        chunks = sum(len(live) for live in self._live.values())
+        return Status(
+            repo=self.repo.name,
+            root=str(self.root or ""),
+            files=len(self.repo.chunkable_files()),
+            chunks=chunks,
+            embedded=1.0 if strategies else 0.0,
+            tier=self.settings.tier,
+            model=self.embedder.name,
+            strategies=strategies,
+            folders=tuple(str(self._folders[s]) for s in strategies),
+            fresh=self._fresh,
+        )
+
+    # -- freshness ----------------------------------------------------------------------
+
+    def refresh(self) -> Freshness:
+        """Compare the files with the disk; chunk and embed (through the cache) those
+        that changed into every open index. Cheap when nothing changed (a stat a file)."""
+        began = time.perf_counter()
+        stamps, root = self._stamps, self.root
+        moved = self._watch.changed()
+        if stamps is not None and not moved and not self._stat_next:
+            stamps = None  # the kernel saw nothing move: no stat needed
+        self._stat_next = False
+        edited = stamps.edited() if stamps is not None else []
+        if stamps is not None and root is not None and (edited or stamps.folders_moved()):
+            gone = any(not Path(stamps.files[path][0]).is_file() for path in edited)
+            if gone or stamps.folders_moved():
+                after = open_repository(root, settings=self.settings.files)
+            else:  # edited where they are: read only them again
+                after = edited_in_place(self.repo, edited)
+            changed = changed_files(self.repo, after)
+            self.repo, self._stamps = after, Stamps.of(after, root)
+            if self._stamps is not None:
+                self._watch.add(self._stamps.folders)  # new folders
+                self._stat_next = True  # what moved before their watches came
+            if changed:
+                for strategy, live in self._live.items():
+                    live.update(self._chunks_of(changed, strategy), self.embedder)
+                self._changed |= changed
+        self._fresh = Freshness(time.time(), len(self._changed), time.perf_counter() - began)
+        return self._fresh
+
+    def _chunks_of(self, paths: set[str], strategy: str) -> dict[str, list[Chunk]]:
+        """The chunks of each of ``paths`` now ([] for a file gone or no longer chunked)."""
+        from nexus.runtime.stream import chunk_ref
+
+        config = self.config.with_(strategy=strategy)
+        custom = dict(self.settings.custom_profiles or {}) or None
+        chunkable = {info.path for info in self.repo.chunkable_files()}
+        return {
+            path: list(
+                chunk_ref(
+                    self.repo.ref(path), config, repo=self.repo.name, custom_profiles=custom
+                ).chunks
+            )
+            if path in chunkable
+            else []
+            for path in sorted(paths)
+        }
+
+
+def _embedding(report: Report | None, cancel: Cancel | None):
+    """The embedding progress callback: reports, and stops the build when cancelled."""
+    if report is None and cancel is None:
+        return None
+
+    def progress(done: int, total: int) -> None:
+        if report is not None:
+            report("embedding", done, total)
+        if cancel is not None and done < total and cancel():
+            raise EmbeddingCancelled(f"cancelled after {done} of {total} texts")
+
+    return progress
