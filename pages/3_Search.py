@@ -14,9 +14,10 @@ import streamlit as st
 from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import QueryOutcome, Target, score_query, target_mask
 from nexus.retrieval.embedding import ModelUnavailableError
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.preview import hit_preview
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
+from nexus.retrieval.search import Hit, retrieval_scores
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED
 from nexus.types import Chunk
@@ -108,7 +109,7 @@ def answer(
         lexical_weight=config.lexical_weight,
         ranking=rules_for(config),
     )
-    scores = index.all_scores(vector, query, config.lexical_weight)
+    scores = retrieval_scores(index, vector, query, config.lexical_weight)
     return outcome, scores, views.score_figure(index, scores, outcome, target, k, config)
 
 

@@ -15,7 +15,7 @@ from nexus.cli.indexes import saved_indexes
 def cmd_search(args: argparse.Namespace) -> int:
     from nexus.evaluation.metrics import render_text
     from nexus.retrieval.ranking import explain, rules_for
-    from nexus.retrieval.search import BatchQuery, hit_record, read_batch
+    from nexus.retrieval.search import BatchQuery, hit_record, read_batch, search
 
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one query, or a file of them with --queries FILE")
@@ -33,8 +33,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     rules = rules_for(config)
     for query, vec in zip(batch, vectors, strict=True):
         answers = {
-            STRATEGY_LABELS[strategy]: one.index.search(
-                vec, args.k, True, query.query, config.lexical_weight, rules
+            STRATEGY_LABELS[strategy]: search(
+                one.index,
+                vec,
+                query.query,
+                args.k,
+                rules=rules,
+                lexical_weight=config.lexical_weight,
+                exact=True,
             )
             for strategy, one in zip(chosen, opened, strict=True)
         }

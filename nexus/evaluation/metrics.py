@@ -26,8 +26,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from nexus.retrieval.embedding import Embedder
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
+from nexus.retrieval.search import Hit, retrieval_scores, search
 from nexus.tables import text_table
 from nexus.types import Chunk, FileInfo
 
@@ -356,6 +357,7 @@ def score_query(
     k: int = 10,
     rule: str = PRIMARY_RULE,
     exact: bool = True,
+    *,
     text: str | None = None,
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
@@ -365,11 +367,21 @@ def score_query(
 
     ``score``, ``margin`` and ``full_rank`` are over every chunk's retrieval score (cosine
     + ``lexical_weight`` x keywords): the ranking stage scores only its candidates."""
-    hits = tuple(index.search(query_vec, k, exact, text, lexical_weight, ranking))
+    hits = tuple(
+        search(
+            index,
+            query_vec,
+            text,
+            k,
+            rules=ranking,
+            lexical_weight=lexical_weight,
+            exact=exact,
+        )
+    )
     top = hits[0].score if hits else None
     if target is None:
         return QueryOutcome(hits, None, None, None, None, top)
-    scores = index.all_scores(query_vec, text, lexical_weight)
+    scores = retrieval_scores(index, query_vec, text, lexical_weight)
     mask = target_mask(index.chunks, target, rule)
     return QueryOutcome(
         hits=hits,
@@ -491,7 +503,7 @@ def evaluate(
     The queries are embedded with ``embedder``, which must be the one that built the
     index (same name): a mismatch raises ``ValueError`` rather than give noise.
     ``query_vectors`` (one row per query, from the same embedder) skips the embedding.
-    ``lexical_weight`` > 0 ranks by cosine + keyword score (``VectorIndex.search``);
+    ``lexical_weight`` > 0 ranks by cosine + keyword score (``nexus.retrieval.search``);
     ``ranking`` rules send the candidates through the ranking stage instead.
     """
     if index.model and embedder.name != index.model:
@@ -504,7 +516,17 @@ def evaluate(
     rows = tuple(
         QueryRow(
             q,
-            score_query(index, vec, q.target, k, rule, exact, q.query, lexical_weight, ranking),
+            score_query(
+                index,
+                vec,
+                q.target,
+                k,
+                rule,
+                exact,
+                text=q.query,
+                lexical_weight=lexical_weight,
+                ranking=ranking,
+            ),
         )
         for q, vec in zip(queries, query_vectors, strict=True)
     )

@@ -37,6 +37,7 @@ from nexus.evaluation.metrics import (
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
+from nexus.retrieval.search import search
 from nexus.types import Chunk
 
 CATEGORIES = ("semantic", "architecture", "symbol")
@@ -237,7 +238,15 @@ def evaluate_questions(
     vectors = embedder.encode([q.query for q in questions])
     rows = []
     for question, vec in zip(questions, vectors, strict=True):
-        hits = index.search(vec, K, True, question.query, lexical_weight, ranking)
+        hits = search(
+            index,
+            vec,
+            question.query,
+            K,
+            rules=ranking,
+            lexical_weight=lexical_weight,
+            exact=True,
+        )
         top = tuple(h.chunk for h in hits)
         rows.append(QuestionRow(question, question_scores(question, top, files), top))
     return rows

@@ -52,7 +52,8 @@ class RankingRules:
     1), so a boost of 0.1 moves a hit past candidates within a tenth of the best.
     """
 
-    #: Candidates each retriever proposes; the rest of the index is never re-ranked.
+    #: Candidates each retriever proposes (``nexus.retrieval.candidates``); the rest of
+    #: the index is never re-ranked.
     candidates: int = 100
     #: ``minmax``: each retriever's scores scaled to 0-1 over the candidates; ``rrf``:
     #: reciprocal rank fusion (1 / (60 + rank)), scaled so the best rank gets 1.
@@ -208,16 +209,6 @@ def _reciprocal_ranks(scores: np.ndarray) -> np.ndarray:
     return 61.0 / (60.0 + ranks)
 
 
-def candidates(dense: np.ndarray, keyword: np.ndarray, count: int) -> np.ndarray:
-    """Keys of the ``count`` best chunks by each score, together (sorted, unique)."""
-    count = min(count, len(dense))
-    best_dense = np.argpartition(-dense, count - 1)[:count]
-    positive = np.flatnonzero(keyword > 0)
-    if len(positive) > count:
-        positive = positive[np.argpartition(-keyword[positive], count - 1)[:count]]
-    return np.union1d(best_dense, positive)
-
-
 def rank(
     chunks: Sequence[Chunk],
     dense: np.ndarray,
@@ -226,23 +217,25 @@ def rank(
     k: int = 10,
     rules: RankingRules = DEFAULT_RULES,
 ) -> list[Ranked]:
-    """The ``k`` best chunks for ``query`` given every chunk's dense and keyword scores.
+    """The ``k`` best of the candidates ``chunks`` for ``query`` (``Ranked.key`` is a
+    position in ``chunks``). Candidates are chosen before, in one place
+    (``nexus.retrieval.candidates``): every chunk given here is scored.
 
     Args:
-        chunks: the index's chunks, in key order.
-        dense: cosine similarity of each chunk with the query.
-        keyword: BM25 of each chunk for the query (any scale; zeros where nothing matches).
+        chunks: the candidates, in index order (windows join neighbours among them).
+        dense: cosine similarity of each candidate with the query.
+        keyword: BM25 of each candidate for the query (any scale; zeros where nothing
+            matches).
     """
     if len(chunks) == 0 or k <= 0:
         return []
-    keys = candidates(dense, keyword, rules.candidates)
     names, is_symbol = query_names(query)
     dense_share = rules.symbol_dense if is_symbol else rules.natural_dense
-    dense_part, keyword_part = _fuse(dense[keys], keyword[keys], rules.fusion)
+    dense_part, keyword_part = _fuse(np.asarray(dense), np.asarray(keyword), rules.fusion)
     dense_part, keyword_part = dense_share * dense_part, (1 - dense_share) * keyword_part
     query_terms = frozenset(terms(query))
     scored: list[tuple[int, list[ScorePart]]] = []
-    for key, d, w in zip(keys.tolist(), dense_part.tolist(), keyword_part.tolist(), strict=True):
+    for key, (d, w) in enumerate(zip(dense_part.tolist(), keyword_part.tolist(), strict=True)):
         chunk = chunks[key]
         parts = [ScorePart("dense", d), ScorePart("keyword", w)]
         parts += _evidence(chunk, names, is_symbol, query_terms, rules)

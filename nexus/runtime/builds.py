@@ -38,8 +38,9 @@ import numpy as np
 
 from nexus.retrieval.embedding import CachedEmbedder
 from nexus.retrieval.embedding_cache import text_key
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.lexical import LexicalIndex
+from nexus.retrieval.search import Hit
 from nexus.runtime import embed_order, footprint
 from nexus.runtime.lru import ByteLRU
 from nexus.runtime.progress import (

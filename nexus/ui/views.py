@@ -24,7 +24,8 @@ import pyarrow as pa
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import Comparison, QueryOutcome, Target, target_mask
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.search import Hit
 from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
 

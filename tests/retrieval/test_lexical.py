@@ -10,6 +10,7 @@ import pytest
 from nexus.retrieval import lexical
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.lexical import LexicalIndex, terms
+from nexus.retrieval.search import retrieval_scores, search
 from tests import helpers
 
 
@@ -103,21 +104,21 @@ def _twin_index() -> VectorIndex:
 def test_hybrid_search_breaks_a_cosine_tie_by_keywords():
     index = _twin_index()
     query = np.ones(4, dtype=np.float32)
-    dense = index.search(query, 3, exact=True)
+    dense = search(index, query, k=3, exact=True)
     assert [h.score for h in dense] == pytest.approx([1.0, 1.0, 1.0])
-    hybrid = index.search(query, 3, text="refund a payment", lexical_weight=0.5)
+    hybrid = search(index, query, "refund a payment", 3, lexical_weight=0.5)
     assert hybrid[0].chunk.id == "b" and hybrid[0].score == pytest.approx(1.5)
     assert [h.rank for h in hybrid] == [1, 2, 3]
-    scores = index.all_scores(query, "refund a payment", 0.5)
+    scores = retrieval_scores(index, query, "refund a payment", 0.5)
     np.testing.assert_allclose(scores, [1.0, 1.5, 1.0], atol=1e-6)
-    assert index.search(query, 3, text="refund a payment", lexical_weight=0)[0].score == 1.0
+    assert search(index, query, "refund a payment", 3, lexical_weight=0)[0].score == 1.0
 
 
 def test_hybrid_search_sees_chunks_added_later():
     index = _twin_index()
     extra = helpers.make_chunk("d", text="function voidReceipt(receipt) {}")
     index.add([extra], np.ones((1, 4), dtype=np.float32))
-    hits = index.search(np.ones(4, dtype=np.float32), 1, text="void receipt", lexical_weight=0.2)
+    hits = search(index, np.ones(4, dtype=np.float32), "void receipt", 1, lexical_weight=0.2)
     assert hits[0].chunk.id == "d"
 
 
@@ -138,8 +139,8 @@ def test_a_saved_keyword_table_scores_like_a_fresh_one(tmp_path, query: str) -> 
     assert isinstance(opened.keywords().arrays()["docs"], np.memmap)  # opened, not rebuilt
     np.testing.assert_array_equal(opened.keywords().scores(query), fresh.scores(query))
     vector = np.ones(4, dtype=np.float32)
-    assert opened.search(vector, 5, text=query, lexical_weight=0.3) == index.search(
-        vector, 5, text=query, lexical_weight=0.3
+    assert search(opened, vector, query, 5, lexical_weight=0.3) == search(
+        index, vector, query, 5, lexical_weight=0.3
     )
 
 
