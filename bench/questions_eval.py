@@ -119,9 +119,12 @@ def load_questions(split: str) -> dict[str, list[Question]]:
 
 
 def cases(
-    index: VectorIndex, questions: Sequence[Question], embedder: Embedder, candidates: int
+    index: VectorIndex,
+    questions: Sequence[Question],
+    embedder: Embedder,
+    rules: RankingRules = DEFAULT_RULES,
 ) -> list[Case]:
-    """Each question's scores over ``index`` and its ``candidates`` of each retriever."""
+    """Each question's scores over ``index`` and its candidates (as ``rules`` pick them)."""
     chunks = index.chunks
     vectors = embedder.encode([q.query for q in questions])
     return [
@@ -130,7 +133,7 @@ def cases(
             chunks,
             index.cosines(vec),
             index.keyword_scores(q.query),
-            select(index, vec, q.query, candidates),
+            select(index, vec, q.query, rules.candidates, rules.definition_lookup),
         )
         for q, vec in zip(questions, vectors, strict=True)
     ]
@@ -152,7 +155,7 @@ def evaluate(
             continue
         index = VectorIndex.load(folder)
         files = {c.file for c in index.chunks}
-        for case in cases(index, questions, embedder, rules.candidates):
+        for case in cases(index, questions, embedder, rules):
             for name, run in table.items():
                 top = tuple(run(case))
                 scores = question_scores(case.question, top, files)

@@ -55,7 +55,7 @@ def tuning_cases(split: str, strategy: str) -> list[tuple[Case, set[str]]]:
             continue
         index = VectorIndex.load(folder)
         files = {c.file for c in index.chunks}
-        found = cases(index, questions, embedder, DEFAULT_RULES.candidates)
+        found = cases(index, questions, embedder)
         out += [(case, files) for case in found]
     return out
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -120,6 +121,7 @@ class VectorIndex:
         self._vectors = np.zeros((0, dim), dtype=np.float32)
         self._lexical: LexicalIndex | None = None  # saved, or built on the first hybrid query
         self._half: HalfVectors | None = None  # built on the first ranked query of a large index
+        self._names: dict[str, list[int]] | None = None  # unit name -> keys; on first look-up
         self.folder: Path | None = None  # set when opened from disk (then read-only)
         self.identity: dict[str, Any] = {}  # what a saved index was built from
 
@@ -170,7 +172,7 @@ class VectorIndex:
         self._chunks.extend(chunks)
         key_of.update({cid: first + i for i, cid in enumerate(ids)})
         self._vectors = np.concatenate([self._vectors, vectors]) if first else vectors
-        self._lexical = self._half = None
+        self._lexical = self._half = self._names = None
 
     # -- the key table ----------------------------------------------------------------
 
@@ -237,6 +239,19 @@ class VectorIndex:
         """BM25 of every chunk for ``text``, in key order (zeros where no term matches)."""
         return self.keywords().scores(text)
 
+    def defining_keys(self, names: Iterable[str]) -> np.ndarray:
+        """Keys of every chunk that holds a unit with one of ``names`` as its own name (the
+        last part of its symbol path, in any case), ascending: the symbol table."""
+        if self._names is None:
+            table: dict[str, list[int]] = {}
+            for key, chunk in enumerate(self._chunks):
+                for symbol in dict.fromkeys((chunk.symbol, *chunk.symbols)):
+                    if symbol:
+                        table.setdefault(unit_name(symbol).lower(), []).append(key)
+            self._names = table
+        found = {key for name in names for key in self._names.get(name.lower(), ())}
+        return np.asarray(sorted(found), dtype=np.int64)
+
     def _half_vectors(self) -> HalfVectors | None:
         """The float16 copy of a large index's vectors (made once, kept in memory)."""
         if self._half is None and len(self._chunks) >= HALF_MIN_CHUNKS:
@@ -246,7 +261,7 @@ class VectorIndex:
     def keywords(self) -> LexicalIndex:
         """The keyword (BM25) table of the chunks: the saved one, else built (once)."""
         if self._lexical is None:
-            self._lexical = LexicalIndex([c.embedding_text for c in self._chunks])
+            self._lexical = LexicalIndex([keyword_text(c) for c in self._chunks])
         return self._lexical
 
     # -- persistence ------------------------------------------------------------------
@@ -339,6 +354,22 @@ class VectorIndex:
         index.folder = folder
         index.identity = dict(manifest.get("identity") or {})
         return index
+
+
+_SYMBOL_SEPARATORS = re.compile(r"\.|::|#")
+
+
+def unit_name(symbol: str) -> str:
+    """A unit's own name, the last part of its symbol path (``Router.add`` -> ``add``)."""
+    return _SYMBOL_SEPARATORS.split(symbol)[-1]
+
+
+def keyword_text(chunk: Chunk) -> str:
+    """What the keyword table reads of a chunk: its folders' names and the names of the
+    units it holds, then its embedded text (context line and code). A query word that
+    names the folder (``dispatcher``) or a unit the chunk holds counts like one in it."""
+    folders = chunk.file.rsplit("/", 1)[0] if "/" in chunk.file else ""
+    return f"{folders.replace('/', ' ')} {' '.join(chunk.symbols)}\n{chunk.embedding_text}"
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:

@@ -55,6 +55,10 @@ class RankingRules:
     #: Candidates each retriever proposes (``nexus.retrieval.candidates``); the rest of
     #: the index is never re-ranked.
     candidates: int = 100
+    #: For a symbol query, at most this many chunks that define the name join the
+    #: candidates from the symbol table over every chunk (0: off), so a definition that
+    #: neither retriever proposes can still be found.
+    definition_lookup: int = 0
     #: ``minmax``: each retriever's scores scaled to 0-1 over the candidates; ``rrf``:
     #: reciprocal rank fusion (1 / (60 + rank)), scaled so the best rank gets 1.
     fusion: str = "minmax"
@@ -79,6 +83,9 @@ class RankingRules:
     file_coherence: float = 0.0
     #: How much each earlier hit of the same file takes off the next (spreads the top k).
     same_file: float = 0.0
+    #: Hits of one file that come before the damping starts (saturation per file: two
+    #: methods of one class often answer together; the third rarely adds to them).
+    same_file_free: int = 1
     #: Tests, examples, compatibility copies, re-export barrels, declarations: places that
     #: mention a name without being where it lives (only when they are indexed at all).
     test_file: float = 0.15
@@ -109,7 +116,7 @@ class RankingRules:
 
 #: The rules an ablation switches off one at a time, and the weights each one owns.
 BOOSTS: dict[str, tuple[str, ...]] = {
-    "definition": ("defines", "defines_in_sentence"),
+    "definition": ("defines", "defines_in_sentence", "definition_lookup"),
     "name words": ("name_words",),
     "path": ("path_word",),
     "file coherence": ("file_coherence",),
@@ -271,10 +278,12 @@ def _evidence(
         parts.append(ScorePart("path", rules.path_word * min(matched, 2)))
     for name, weight in _file_priors(chunk.file, rules):
         parts.append(ScorePart(name, -weight))
+    if rules.barrel_file and only_reexports(chunk):
+        parts.append(ScorePart(_PRIOR_LABELS["barrel_file"], -rules.barrel_file))
     if not is_symbol:
         if chunk.symbol_kind in SHAPE_KINDS and rules.shape_only:
             parts.append(ScorePart("declares a shape", -rules.shape_only))
-        elif chunk.symbol_kind is None and rules.module_code:
+        elif chunk.symbol_kind is None and rules.module_code and not only_reexports(chunk):
             parts.append(ScorePart("module code", -rules.module_code))
     if rules.mostly_comments and _mostly_comments(chunk):
         parts.append(ScorePart("mostly comments", -rules.mostly_comments))
@@ -337,10 +346,25 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|e2e|testing|testdata|fixtures|__mocks__)/"
     r"|(^|/)test_[^/]*$|_test\.\w+$|[._-](test|spec)\.\w+$"
 )
-_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|benches)/")
+# Benchmarks and perf harnesses are examples too: they call the API to exercise it.
+_EXAMPLE_PATH = re.compile(
+    r"(^|/)(examples?|demos?|samples?|benchmarks?|benches|bench|perf[-_]measures?)/"
+)
 _COMPAT_PATH = re.compile(r"(^|/)(compat|legacy|deprecated|v[0-9]+)(/|\.|_)|_compat\.\w+$")
-_BARREL_NAME = re.compile(r"(^|/)(__init__\.py|index\.[jt]sx?|mod\.rs|lib\.rs)$")
-_EXPORT_LINE = re.compile(r"\s*(export\s|import\s|from\s|pub\s+use\s|module\.exports|__all__|$)")
+# A line that imports, re-exports or declares a submodule (never one that defines)...
+_EXPORT_LINE = re.compile(
+    r"\s*(import\s|from\s+\S+\s+import\s|export\s+(type\s+)?[*{]|export\s+default\s+[\w$.]+;?\s*$"
+    r"|(pub(\([\w:]+\))?\s+)?(use\s|mod\s+\w+\s*;)|module\.exports\s*=\s*(require\(|\{)"
+    r"|exports\.[\w$]+\s*=\s*require\(|__all__\s*=)"
+)
+# ... and the continuation lines of such a statement (``  parse as parseCookie,``,
+# ``} from './cookie'``, ``"Router",``).
+_ITEM = r"['\"]?[\w$.*]+['\"]?(?:\s+as\s+[\w$]+)?"
+_LIST_LINE = re.compile(
+    rf"\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*\s*,?)?\s*[\]}})]?"
+    r"\s*(?:from\s+['\"][^'\"]+['\"])?\s*;?\s*$"
+)
+_COMMENT_LINE = re.compile(r"\s*(#|//|/\*|\*|\"\"\"|''')")
 
 
 @lru_cache(maxsize=65536)
@@ -354,8 +378,6 @@ def _path_priors(path: str) -> tuple[str, ...]:
         found.append("compat_file")
     if path.endswith((".d.ts", ".d.mts", ".d.cts", ".pyi")):
         found.append("declaration_file")
-    if _BARREL_NAME.search(path):
-        found.append("barrel_file")
     return tuple(found)
 
 
@@ -374,6 +396,21 @@ def _file_priors(path: str, rules: RankingRules) -> list[tuple[str, float]]:
         for name in _path_priors(path)
         if getattr(rules, name)
     ]
+
+
+def only_reexports(chunk: Chunk) -> bool:
+    """Whether a chunk defines nothing and every code line of it imports, re-exports or
+    declares a submodule: a barrel (``export * from './x'``, ``from .a import b``,
+    ``pub use``), whatever its file is called. An ``index.ts`` or ``__init__.py`` that
+    holds code is not one, and is not damped as one."""
+    if chunk.symbol or chunk.symbols:
+        return False
+    code = [
+        line for line in chunk.text.splitlines() if line.strip() and not _COMMENT_LINE.match(line)
+    ]
+    return any(_EXPORT_LINE.match(line) for line in code) and all(
+        _EXPORT_LINE.match(line) or _LIST_LINE.match(line) for line in code
+    )
 
 
 def _mostly_comments(chunk: Chunk) -> bool:
@@ -422,18 +459,23 @@ def _spread(
     picked: list[Ranked] = []
     seen: Counter[str] = Counter()
     pool = [(key, parts, _total(parts)) for key, parts in order]
+
+    def excess(file: str) -> int:
+        return max(0, seen[file] - rules.same_file_free + 1)
+
     while pool and len(picked) < k:
         best_i, best_score = 0, -np.inf
         for i, (key, _, total) in enumerate(pool):
-            score = total - rules.same_file * seen[chunks[key].file]
+            score = total - rules.same_file * excess(chunks[key].file)
             if score > best_score:
                 best_i, best_score = i, score
             if total <= best_score:  # sorted by total: no later one can win
                 break
         key, parts, _ = pool.pop(best_i)
         file = chunks[key].file
-        if seen[file]:
-            parts = [*parts, ScorePart("same file as a higher hit", -rules.same_file * seen[file])]
+        if excess(file):
+            damping = -rules.same_file * excess(file)
+            parts = [*parts, ScorePart("same file as higher hits", damping)]
         seen[file] += 1
         picked.append(Ranked(key, _total(parts), tuple(parts)))
     return picked

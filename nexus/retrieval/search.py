@@ -74,7 +74,7 @@ def search(
 def _ranked(
     index: VectorIndex, query_vec: np.ndarray, text: str, k: int, rules: RankingRules
 ) -> list[Hit]:
-    found = select(index, query_vec, text, rules.candidates)
+    found = select(index, query_vec, text, rules.candidates, rules.definition_lookup)
     ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules)
     return [
         Hit(hit_chunk(found.chunks, r), r.score, position, int(found.keys[r.key]), r.parts)

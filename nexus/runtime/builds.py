@@ -38,7 +38,7 @@ import numpy as np
 
 from nexus.retrieval.embedding import CachedEmbedder
 from nexus.retrieval.embedding_cache import text_key
-from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.index import VectorIndex, keyword_text
 from nexus.retrieval.lexical import LexicalIndex
 from nexus.retrieval.search import Hit
 from nexus.runtime import embed_order, footprint
@@ -287,7 +287,7 @@ class IndexBuild:
         if found is None or (
             found[0] != len(chunks) and (not chunking or len(chunks) >= SNAPSHOT_GROWTH * found[0])
         ):
-            texts = [c.embedding_text for c in chunks]
+            texts = [keyword_text(c) for c in chunks]
             found = self._keywords = (len(chunks), LexicalIndex(texts))
             self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
         return found[1]
