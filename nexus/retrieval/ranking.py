@@ -62,10 +62,14 @@ class RankingRules:
     #: ``minmax``: each retriever's scores scaled to 0-1 over the candidates; ``rrf``:
     #: reciprocal rank fusion (1 / (60 + rank)), scaled so the best rank gets 1.
     fusion: str = "minmax"
-    #: Share of the dense score in the fusion for a sentence; keywords get the rest.
-    natural_dense: float = 0.6
-    #: ... for a bare or qualified name: names are matched by their words, not meaning.
-    symbol_dense: float = 0.4
+    #: Share of the dense score in the fusion for a sentence; keywords get the rest. 0.5
+    #: (was 0.6): with the stemmer joining word forms and folder and unit names in the
+    #: keyword text, keywords earn an equal share (fast tier, tuning half: NDCG@10 +0.009,
+    #: R@1k +0.007, R@4k +0.024, bench/results/per_token.md).
+    natural_dense: float = 0.5
+    #: ... for a bare or qualified name: names are matched by their words, not meaning
+    #: (0.3, was 0.4, measured together with the sentence weight).
+    symbol_dense: float = 0.3
     #: A chunk that defines the name a symbol query asks for (its symbol or a unit it holds).
     defines: float = 0.5
     #: ... a name written inside a sentence (``where is getCookie called``): weak evidence,

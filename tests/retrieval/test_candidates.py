@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from nexus.retrieval.candidates import select
-from nexus.retrieval.index import VectorIndex, keyword_text
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
 from nexus.retrieval.search import search
 from tests import helpers
@@ -52,11 +52,3 @@ def test_the_symbol_table_matches_the_units_own_name_in_any_case() -> None:
     assert index.defining_keys(["ADD"]).tolist() == [0]
     assert index.defining_keys(["Router"]).tolist() == []
     assert index.defining_keys(["use3", "add"]).tolist() == [0, 4]
-
-
-def test_the_keyword_text_holds_folder_names_and_unit_names() -> None:
-    chunk = helpers.make_chunk(
-        "c", "lib/dispatcher/client.js", text="x()", symbol="a", symbols=("a", "getPipelining")
-    )
-    text = keyword_text(chunk)
-    assert "dispatcher" in text and "getPipelining" in text and chunk.embedding_text in text

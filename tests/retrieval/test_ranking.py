@@ -272,3 +272,14 @@ def test_benchmarks_and_perf_harnesses_are_damped_as_examples(file: str) -> None
     ids, _ = _rank(chunks, *scores, RankingRules(example_file=0.0))
     assert ids[0] == "harness"
     assert "example" in [p.name for p in ranked[1].parts]
+
+
+def test_a_sentence_gives_keywords_an_equal_share_of_the_fusion() -> None:
+    chunks = [
+        helpers.make_chunk("meaning", "src/a.ts"),  # nearest by meaning, no query word
+        helpers.make_chunk("words", "src/b.ts"),  # every query word, farther in meaning
+        helpers.make_chunk("far", "src/c.ts"),
+    ]
+    scores = ([1.0, 0.2, 0.0], [0.0, 1.0, 0.0], "open a stream")
+    assert _rank(chunks, *scores)[0][0] == "words"
+    assert _rank(chunks, *scores, RankingRules(natural_dense=0.6))[0][0] == "meaning"
