@@ -53,6 +53,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "saturation after 2 hits of a file, 0.1": ({"same_file": 0.1, "same_file_free": 2}, ""),
     "fusion weights 0.5 / 0.3": ({"natural_dense": 0.5, "symbol_dense": 0.3}, ""),
     "windows of 40 lines": ({"window_lines": 40}, ""),
+    "windows join at 0.5 of the hit": ({"window_share": 0.5}, ""),
+    "windows join at 0.8 of the hit": ({"window_share": 0.8}, ""),
+    "windows join at 0.9 of the hit": ({"window_share": 0.9}, ""),
     "AST 192/32, windows of 40 lines": ({"window_lines": 40}, "192-32"),
     "AST 192/32": ({}, "192-32"),
     "AST 192/32, no windows": ({"window_lines": 0}, "192-32"),
@@ -125,7 +128,8 @@ def write(found: dict[str, dict[str, float]], tier: str) -> None:
         "numbered labels: levers measured alone on the tuning half (1: the stemmer, "
         "content-based re-exports and the bench/perf-measures examples prior, with each "
         "variant alone on top; 2: the same plus folder and unit names in the keyword "
-        "text; 3: without them); `after`: what was kept (1 + fusion 0.5 / 0.3), the "
+        "text; 3: without them; 4: after, windows that a neighbour joins only at a share of "
+        "its hit's score); `after`: what was kept (1 + fusion 0.5 / 0.3), the "
         "held-out half scored once with it. Load was 7-17 on 2 cores (no timings here).\n",
     ]
     for (split, strategy), rows in sorted(groups.items(), key=lambda g: (g[0][0] != "tune", g)):

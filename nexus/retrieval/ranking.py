@@ -110,6 +110,9 @@ class RankingRules:
     #: result of at most this many lines (``nexus.retrieval.windows``; 0: one chunk a hit).
     #: A screenful: small AST units join their neighbours, 50-line windows stay alone.
     window_lines: int = 80
+    #: ... and a neighbour joins a hit's window only when it scores at least this share
+    #: of the hit (0: any neighbouring candidate), so windows grow only while they pay.
+    window_share: float = 0.0
 
     def without(self, rule: str) -> RankingRules:
         """These rules with one boost or damping switched off (for the ablation)."""
@@ -255,7 +258,10 @@ def rank(
     if not rules.window_lines:
         return _spread(scored, chunks, k, rules)
     ranked = {r.key: r for r in _spread(scored, chunks, len(scored), rules)}
-    windows = gather(list(ranked), chunks, k, rules.window_lines)
+    totals = [0.0] * len(chunks)
+    for r in ranked.values():
+        totals[r.key] = r.score
+    windows = gather(list(ranked), chunks, k, rules.window_lines, totals, rules.window_share)
     return [replace(ranked[head], window=keys if len(keys) > 1 else ()) for head, keys in windows]
 
 
