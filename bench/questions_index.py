@@ -31,6 +31,7 @@ from nexus.retrieval.tiers import FAST, QUALITY, TIERS, tier_embedder  # noqa: E
 
 QUESTIONS = ROOT / "bench" / "questions"
 STRATEGIES = ("ast", "lines")
+NO_HEADER = "no-header"
 #: Where each tier's indexes go (``$NEXUS_QUESTIONS_INDEXES`` moves the quality tier's).
 INDEXES = {
     QUALITY: Path(os.environ.get("NEXUS_QUESTIONS_INDEXES", "/tmp/nexus-questions-indexes")),
@@ -50,8 +51,11 @@ def index_folder(indexes: Path, repo: str, strategy: str, sizes: str = "") -> Pa
 
 
 def chunk_config(strategy: str, sizes: str = "") -> ChunkConfig:
-    """The settings of an index: the defaults, or AST budgets ``MAX-MIN`` (``192-32``)."""
+    """The settings of an index: the defaults, AST budgets ``MAX-MIN`` (``192-32``), or
+    ``no-header`` (chunks embedded without their context line)."""
     config = replace(ChunkConfig(), strategy=strategy)
+    if sizes == NO_HEADER:
+        return replace(config, context_header=False)
     if sizes:
         high, low = (int(x) for x in sizes.split("-"))
         config = replace(config, max_tokens=high, min_tokens=low)
@@ -99,7 +103,7 @@ def main() -> None:
     parser.add_argument("--indexes", type=Path, help="default: the tier's folder (INDEXES)")
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--strategy", action="append", choices=STRATEGIES, default=[])
-    parser.add_argument("--sizes", default="", help="AST budgets MAX-MIN (default: 512-64)")
+    parser.add_argument("--sizes", default="", help="AST budgets MAX-MIN (default: 512-64) or no-header")
     args = parser.parse_args()
     build(
         args.work,
