@@ -130,7 +130,8 @@ def write(found: dict[str, dict[str, float]], tier: str) -> None:
         "content-based re-exports and the bench/perf-measures examples prior, with each "
         "variant alone on top; 2: the same plus folder and unit names in the keyword "
         "text; 3: without them; 4: after, windows that a neighbour joins only at a share of "
-        "its hit's score; 5: after, chunks embedded without their context line); `after`: what was kept (1 + fusion 0.5 / 0.3), the "
+        "its hit's score; 5: after, chunks embedded without their context line); `after`: "
+        "what was kept (1 + fusion 0.5 / 0.3), the "
         "held-out half scored once with it. Load was 7-17 on 2 cores (no timings here).\n",
     ]
     for (split, strategy), rows in sorted(groups.items(), key=lambda g: (g[0][0] != "tune", g)):

@@ -103,7 +103,9 @@ def main() -> None:
     parser.add_argument("--indexes", type=Path, help="default: the tier's folder (INDEXES)")
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--strategy", action="append", choices=STRATEGIES, default=[])
-    parser.add_argument("--sizes", default="", help="AST budgets MAX-MIN (default: 512-64) or no-header")
+    parser.add_argument(
+        "--sizes", default="", help="AST budgets MAX-MIN (default: 512-64), or no-header"
+    )
     args = parser.parse_args()
     build(
         args.work,
