@@ -45,8 +45,9 @@ from nexus.evaluation.experiments import ConfigResult, describe, evaluate_config
 from nexus.evaluation.metrics import Query, QueryRow, evaluate, is_hit, load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
-from nexus.retrieval.index import Hit, VectorIndex  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, explain, rules_for  # noqa: E402
+from nexus.retrieval.search import Hit, search  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: How much doc MRR@10 the ranking stage may cost a set (the issue's bar).
@@ -99,7 +100,7 @@ def example(
 ) -> dict[str, object]:
     """One worsened query: the target's place and parts with ranking on (searched
     ``DEEP`` deep), the hits above it, and where ranking off had it."""
-    hits = index.search(vector, DEEP, True, query.query, 0.0, rules_for(ChunkConfig()))
+    hits = search(index, vector, query.query, DEEP, rules=rules_for(ChunkConfig()))
     target = next((h for h in hits if is_hit(h.chunk, query.target)), None)
     above = hits[: (target.rank - 1) if target else 3][:3]
     return {

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 
@@ -36,7 +36,13 @@ from nexus.evaluation.questions import (  # noqa: E402
     summarize,
     summary_table,
 )
-from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
+from nexus.retrieval.candidates import Candidates, select  # noqa: E402
+from nexus.retrieval.embedding import (  # noqa: E402
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    default_embedder,
+)
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, hit_chunk, rank  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
@@ -46,30 +52,50 @@ RESULTS = ROOT / "bench" / "results"
 #: points the question benchmarks at another build (e.g. one by a newer chunker).
 INDEXES = Path(os.environ.get("NEXUS_QUESTIONS_INDEXES", "/tmp/nexus-questions-indexes"))
 
-# A run turns (chunks, dense, keyword, query) into the chunks (or windows) of its top 10.
-Run = Callable[[Sequence[Chunk], np.ndarray, np.ndarray, str], list[Chunk]]
+
+@dataclass(frozen=True)
+class Case:
+    """One question on one index: every chunk's scores, and the ranking stage's candidates
+    (picked once: the runs compared share them)."""
+
+    question: Question
+    chunks: Sequence[Chunk]
+    dense: np.ndarray
+    keyword: np.ndarray
+    candidates: Candidates
+
+
+# A run turns a case into the chunks (or windows) of its top 10.
+Run = Callable[[Case], list[Chunk]]
 
 
 def top_by(chunks: Sequence[Chunk], scores: np.ndarray) -> list[Chunk]:
     return [chunks[key] for key in np.argsort(-scores, kind="stable")[:10].tolist()]
 
 
+def ranked(rules: RankingRules) -> Run:
+    """The ranking stage with ``rules`` over the case's candidates."""
+
+    def run(case: Case) -> list[Chunk]:
+        found, query = case.candidates, case.question.query
+        top = rank(found.chunks, found.dense, found.keyword, query, 10, rules)
+        return [hit_chunk(found.chunks, x) for x in top]
+
+    return run
+
+
 def runs(rules: RankingRules) -> dict[str, Run]:
     """The ranking variants compared, by name."""
 
-    def ranked(r: RankingRules) -> Run:
-        return lambda chunks, dense, kw, q: [
-            hit_chunk(chunks, x) for x in rank(chunks, dense, kw, q, 10, r)
-        ]
-
-    def hybrid(chunks: Sequence[Chunk], dense: np.ndarray, kw: np.ndarray, q: str) -> list[Chunk]:
-        best = kw.max()
-        return top_by(chunks, dense + 0.2 * (kw / best if best > 0 else kw))
+    def hybrid(case: Case) -> list[Chunk]:
+        best = case.keyword.max()
+        kw = case.keyword / best if best > 0 else case.keyword
+        return top_by(case.chunks, case.dense + 0.2 * kw)
 
     table: dict[str, Run] = {
         "before: cosine + 0.2 x BM25": hybrid,
-        "dense alone": lambda chunks, dense, kw, q: top_by(chunks, dense),
-        "keyword alone": lambda chunks, dense, kw, q: top_by(chunks, kw),
+        "dense alone": lambda case: top_by(case.chunks, case.dense),
+        "keyword alone": lambda case: top_by(case.chunks, case.keyword),
         "ranking stage": ranked(rules),
     }
     for rule in BOOSTS:
@@ -92,6 +118,27 @@ def load_questions(split: str) -> dict[str, list[Question]]:
     return out
 
 
+def cases(
+    index: VectorIndex,
+    questions: Sequence[Question],
+    embedder: Embedder,
+    rules: RankingRules = DEFAULT_RULES,
+) -> list[Case]:
+    """Each question's scores over ``index`` and its candidates (as ``rules`` pick them)."""
+    chunks = index.chunks
+    vectors = embedder.encode([q.query for q in questions])
+    return [
+        Case(
+            q,
+            chunks,
+            index.cosines(vec),
+            index.keyword_scores(q.query),
+            select(index, vec, q.query, rules.candidates, rules.definition_lookup),
+        )
+        for q, vec in zip(questions, vectors, strict=True)
+    ]
+
+
 def evaluate(
     split: str, strategy: str, rules: RankingRules, names: Sequence[str] | None = None
 ) -> dict[str, list[QuestionRow]]:
@@ -107,16 +154,12 @@ def evaluate(
             print(f"(no index of {repo} yet: run bench/questions_index.py)", file=sys.stderr)
             continue
         index = VectorIndex.load(folder)
-        chunks = index.chunks
-        files = {c.file for c in chunks}
-        vectors = embedder.encode([q.query for q in questions])
-        keywords = index.keywords()
-        for question, vec in zip(questions, vectors, strict=True):
-            dense = index.all_scores(vec)
-            kw = keywords.scores(question.query)
+        files = {c.file for c in index.chunks}
+        for case in cases(index, questions, embedder, rules):
             for name, run in table.items():
-                top = tuple(run(chunks, dense, kw, question.query))
-                rows[name].append(QuestionRow(question, question_scores(question, top, files), top))
+                top = tuple(run(case))
+                scores = question_scores(case.question, top, files)
+                rows[name].append(QuestionRow(case.question, scores, top))
     return rows
 
 

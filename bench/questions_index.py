@@ -4,6 +4,7 @@ all-MiniLM-L6-v2 through the embedding cache and saved, so that ranking experime
 (``bench/questions_eval.py``) load them in seconds instead of embedding again.
 
     .venv/bin/python bench/questions_index.py [--work /tmp/nexus-questions] [--repo NAME ...]
+        [--tier fast] [--sizes 192-32]
 
 Lay the repositories out first: ``python bench/questions/layout.py``.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -23,11 +25,18 @@ sys.path.insert(0, str(ROOT))
 from nexus.chunking.pipeline import chunk_repository  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.ingest.sources import IngestSettings, open_repository  # noqa: E402
-from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
+from nexus.retrieval.tiers import FAST, QUALITY, TIERS, tier_embedder  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "questions"
 STRATEGIES = ("ast", "lines")
+NO_HEADER = "no-header"
+#: Where each tier's indexes go (``$NEXUS_QUESTIONS_INDEXES`` moves the quality tier's).
+INDEXES = {
+    QUALITY: Path(os.environ.get("NEXUS_QUESTIONS_INDEXES", "/tmp/nexus-questions-indexes")),
+    FAST: Path("/tmp/nexus-questions-indexes-fast"),
+}
 
 
 def repo_names() -> list[str]:
@@ -35,20 +44,49 @@ def repo_names() -> list[str]:
     return sorted(json.loads(p.read_text())["name"] for p in (QUESTIONS / "repos").glob("*.json"))
 
 
-def index_folder(indexes: Path, repo: str, strategy: str) -> Path:
-    return indexes / f"{repo}-{strategy}"
+def index_folder(indexes: Path, repo: str, strategy: str, sizes: str = "") -> Path:
+    """A repository's saved index; ``sizes`` (``192-32``) names chunk budgets other than the
+    defaults."""
+    return indexes / f"{repo}-{strategy}{'-' + sizes if sizes else ''}"
 
 
-def build(work: Path, indexes: Path, names: list[str], strategies: list[str]) -> None:
-    embedder = CachedEmbedder(default_embedder(), EmbeddingCache(indexes / "cache"))
+def chunk_config(strategy: str, sizes: str = "") -> ChunkConfig:
+    """The settings of an index: the defaults, AST budgets ``MAX-MIN`` (``192-32``), or
+    ``no-header`` (chunks embedded without their context line)."""
+    config = replace(ChunkConfig(), strategy=strategy)
+    if sizes == NO_HEADER:
+        return replace(config, context_header=False)
+    if sizes:
+        high, low = (int(x) for x in sizes.split("-"))
+        config = replace(config, max_tokens=high, min_tokens=low)
+    return config
+
+
+def tier_cache(tier: str) -> Embedder:
+    """The tier's embedder through the shared embedding cache."""
+    cache = os.environ.get("NEXUS_CACHE_DIR")
+    folder = Path(cache) if cache else INDEXES[QUALITY] / "cache"
+    return CachedEmbedder(tier_embedder(tier, cache_dir=cache), EmbeddingCache(folder))
+
+
+def build(
+    work: Path,
+    indexes: Path,
+    names: list[str],
+    strategies: list[str],
+    embedder: Embedder,
+    sizes: str = "",
+) -> None:
+    """Chunk, embed and save each repository's index per strategy (skipping saved ones)."""
     settings = IngestSettings(allowed_roots=(work,))
     for name in names:
         repo = open_repository(work / name, name=name, settings=settings)
         for strategy in strategies:
-            folder = index_folder(indexes, name, strategy)
-            config = replace(ChunkConfig(), strategy=strategy)
+            folder = index_folder(indexes, name, strategy, sizes if strategy == "ast" else "")
+            if VectorIndex.read_manifest(folder) is not None:
+                continue
             started = time.perf_counter()
-            chunks = chunk_repository(repo, config)
+            chunks = chunk_repository(repo, chunk_config(strategy, sizes))
             index = VectorIndex.from_chunks(chunks, embedder)
             index.save(folder)
             print(
@@ -61,11 +99,22 @@ def build(work: Path, indexes: Path, names: list[str], strategies: list[str]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/nexus-questions"))
-    parser.add_argument("--indexes", type=Path, default=Path("/tmp/nexus-questions-indexes"))
+    parser.add_argument("--tier", default=QUALITY, choices=TIERS)
+    parser.add_argument("--indexes", type=Path, help="default: the tier's folder (INDEXES)")
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--strategy", action="append", choices=STRATEGIES, default=[])
+    parser.add_argument(
+        "--sizes", default="", help="AST budgets MAX-MIN (default: 512-64), or no-header"
+    )
     args = parser.parse_args()
-    build(args.work, args.indexes, args.repo or repo_names(), args.strategy or list(STRATEGIES))
+    build(
+        args.work,
+        args.indexes or INDEXES[args.tier],
+        args.repo or repo_names(),
+        args.strategy or list(STRATEGIES),
+        tier_cache(args.tier),
+        args.sizes,
+    )
 
 
 if __name__ == "__main__":

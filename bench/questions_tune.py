@@ -1,8 +1,9 @@
 """Choose the ranking stage's weights on the tuning half of the question set only.
 
 Coordinate descent over ``RankingRules`` (each weight over a few values, two passes),
-scored by mean NDCG@10 over the tuning half's repositories; dense and keyword scores are
-computed once per question, so a setting costs milliseconds. The held-out half is then
+scored by mean NDCG@10 over the tuning half's repositories; the candidates are picked
+once per question (``RankingRules.candidates`` is not tuned here), so a setting costs
+milliseconds. The held-out half is then
 scored once with the chosen weights (never used to choose). Prints the path and the
 choice; paste the choice into ``RankingRules`` by hand.
 
@@ -16,24 +17,20 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.questions_eval import INDEXES, load_questions  # noqa: E402
+from bench.questions_eval import INDEXES, Case, cases, load_questions, ranked  # noqa: E402
 from bench.questions_index import index_folder  # noqa: E402
-from nexus.evaluation.questions import Question, question_scores  # noqa: E402
+from nexus.evaluation.questions import question_scores  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
-from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules, hit_chunk, rank  # noqa: E402
-from nexus.types import Chunk  # noqa: E402
+from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
 
 GRID: dict[str, tuple[object, ...]] = {
     "fusion": ("minmax", "rrf"),
     "natural_dense": (0.5, 0.6, 0.7, 0.8, 0.9),
     "symbol_dense": (0.2, 0.3, 0.4, 0.5, 0.6),
-    "candidates": (30, 60, 100),
     "defines": (0.2, 0.35, 0.5, 0.7),
     "defines_in_sentence": (0.0, 0.05, 0.1, 0.2),
     "name_words": (0.0, 0.05, 0.1, 0.2, 0.3),
@@ -47,10 +44,8 @@ GRID: dict[str, tuple[object, ...]] = {
 }
 
 
-def cases(
-    split: str, strategy: str
-) -> list[tuple[Question, list[Chunk], np.ndarray, np.ndarray, set[str]]]:
-    """Per question: the index's chunks, dense and keyword scores, the indexed files."""
+def tuning_cases(split: str, strategy: str) -> list[tuple[Case, set[str]]]:
+    """Per question: its case (``bench/questions_eval.cases``) and the indexed files."""
     embedder = CachedEmbedder(default_embedder(), EmbeddingCache(INDEXES / "cache"))
     out = []
     for repo, questions in load_questions(split).items():
@@ -59,19 +54,15 @@ def cases(
             print(f"(no index of {repo})", file=sys.stderr)
             continue
         index = VectorIndex.load(folder)
-        chunks = list(index.chunks)
-        files = {c.file for c in chunks}
-        vectors = embedder.encode([q.query for q in questions])
-        for q, vec in zip(questions, vectors, strict=True):
-            out.append((q, chunks, index.all_scores(vec), index.keywords().scores(q.query), files))
+        files = {c.file for c in index.chunks}
+        found = cases(index, questions, embedder)
+        out += [(case, files) for case in found]
     return out
 
 
-def score(data: list, rules: RankingRules) -> float:
-    total = 0.0
-    for q, chunks, dense, kw, files in data:
-        top = [hit_chunk(chunks, r) for r in rank(chunks, dense, kw, q.query, 10, rules)]
-        total += question_scores(q, top, files)["NDCG@10"]
+def score(data: list[tuple[Case, set[str]]], rules: RankingRules) -> float:
+    run = ranked(rules)
+    total = sum(question_scores(c.question, run(c), files)["NDCG@10"] for c, files in data)
     return total / len(data)
 
 
@@ -79,7 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--strategy", default="ast", choices=("ast", "lines"))
     args = parser.parse_args()
-    tune = cases("tune", args.strategy)
+    tune = tuning_cases("tune", args.strategy)
     rules, best = DEFAULT_RULES, score(tune, DEFAULT_RULES)
     print(f"start: NDCG@10 {best:.4f} on {len(tune)} tuning questions")
     for sweep in (1, 2):
@@ -91,7 +82,7 @@ def main() -> None:
                     rules, best = trial, result
                     print(f"pass {sweep}: {name} = {value!r}: {best:.4f}", flush=True)
     print("chosen:", asdict(rules))
-    heldout = cases("heldout", args.strategy)
+    heldout = tuning_cases("heldout", args.strategy)
     if heldout:
         print(
             f"held-out ({len(heldout)} questions): defaults {score(heldout, DEFAULT_RULES):.4f}, "

@@ -3,8 +3,8 @@
 The chunks and vectors of the question set's AST indexes (``bench/questions_index.py``)
 are repeated, each copy in its own folder and with a little noise on its vectors, to
 each size; the 240 questions are the queries. Timed per query, query embedding excluded
-(reported on its own: the same for every search): ``VectorIndex.search`` with the
-ranking stage; the ranking stage over every chunk's scores (the search before the
+(reported on its own: the same for every search): ``nexus.retrieval.search.search`` with
+the ranking stage; the ranking stage over every chunk's scores (the search before the
 shortlist, ``rank`` given the full cosine and BM25 arrays); and cosine + 0.2 x BM25
 (the hybrid before the stage). The searches run back-to-back, ``--repeats`` times in
 turn; the load average is recorded around each size, since the machine is shared.
@@ -36,9 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.questions_eval import INDEXES, load_questions  # noqa: E402
 from bench.questions_index import index_folder  # noqa: E402
+from nexus.retrieval.candidates import top_keyword_keys  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
-from nexus.retrieval.ranking import DEFAULT_RULES, rank  # noqa: E402
+from nexus.retrieval.ranking import DEFAULT_RULES, Ranked, rank  # noqa: E402
+from nexus.retrieval.search import search  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: Questions embedded one at a time, uncached, for the embedding's own figure.
@@ -84,15 +86,26 @@ def timed(
     return wall, cpu
 
 
+def ranked_over_every_chunk(
+    index: VectorIndex, vec: np.ndarray, query: str
+) -> tuple[np.ndarray, list[Ranked]]:
+    """The ranking stage over candidates picked from every chunk's cosine (no shortlist):
+    the candidates' keys, and ``rank``'s answer (its keys are positions among them)."""
+    count = DEFAULT_RULES.candidates
+    dense, keyword = index.cosines(vec), index.keyword_scores(query)
+    keys = np.union1d(np.argpartition(-dense, count - 1)[:count], top_keyword_keys(keyword, count))
+    chunks = [index.chunk(int(key)) for key in keys]
+    return keys, rank(chunks, dense[keys], keyword[keys], query, 10, DEFAULT_RULES)
+
+
 def same_answers(index: VectorIndex, vectors: np.ndarray, queries: list[str]) -> dict[str, float]:
-    """How many queries get other hits or order than ``rank`` over every chunk, and the
-    largest difference in any score or score part."""
+    """How many queries get other hits or order than ``rank`` over candidates picked from
+    every chunk's scores, and the largest difference in any score or score part."""
     differ, worst = 0, 0.0
     for vec, query in zip(vectors, queries, strict=True):
-        hits = index.search(vec, 10, True, query, 0.2, DEFAULT_RULES)
-        dense, keyword = index.all_scores(vec), index.keywords().scores(query)
-        reference = rank(index.chunks, dense, keyword, query, 10, DEFAULT_RULES)
-        if [h.key for h in hits] != [r.key for r in reference]:
+        hits = search(index, vec, query, 10, rules=DEFAULT_RULES)
+        keys, reference = ranked_over_every_chunk(index, vec, query)
+        if [h.key for h in hits] != [keys[r.key] for r in reference]:
             differ += 1
             continue
         for hit, ref in zip(hits, reference, strict=True):
@@ -105,13 +118,13 @@ def same_answers(index: VectorIndex, vectors: np.ndarray, queries: list[str]) ->
 
 def measure(size: int, repeats: int, vectors: np.ndarray, queries: list[str]) -> dict:
     index = grown_index(size)
-    keywords = index.keywords()  # built once, as a saved index loads it
+    index.keywords()  # built once, as a saved index loads it
     runs = {
-        "ranking stage": lambda v, q: index.search(v, 10, True, q, 0.2, DEFAULT_RULES),
-        "ranking stage over every chunk (before)": lambda v, q: rank(
-            index.chunks, index.all_scores(v), keywords.scores(q), q, 10, DEFAULT_RULES
+        "ranking stage": lambda v, q: search(index, v, q, 10, rules=DEFAULT_RULES),
+        "ranking stage over every chunk (before)": lambda v, q: ranked_over_every_chunk(
+            index, v, q
         ),
-        "cosine + 0.2 x BM25": lambda v, q: index.search(v, 10, True, q, 0.2),
+        "cosine + 0.2 x BM25": lambda v, q: search(index, v, q, 10, lexical_weight=0.2),
     }
     load_before = os.getloadavg()[0]
     times: dict[str, list[list[float]]] = {name: [] for name in runs}

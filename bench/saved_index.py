@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
+from nexus.retrieval.search import search  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -120,7 +121,7 @@ def measure(folder: Path, mode: str, queries: int) -> dict[str, object]:
         times = []
         for q in qs:
             t = time.perf_counter()
-            index.search(q, 10)
+            search(index, q, k=10)
             times.append(time.perf_counter() - t)
         ms = np.array(times) * 1000
         out.update(p50_ms=float(np.percentile(ms, 50)), p95_ms=float(np.percentile(ms, 95)))
@@ -128,7 +129,7 @@ def measure(folder: Path, mode: str, queries: int) -> dict[str, object]:
         truth_q = qs[:100]
         scores = np.asarray(index.vectors) @ truth_q.T
         exact = np.argsort(-scores, axis=0)[:10].T
-        hits = [index.search(q, 10) for q in truth_q]
+        hits = [search(index, q, k=10) for q in truth_q]
         found = [[index.key_of(h.chunk.id) for h in row] for row in hits]
         recall = np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, exact, strict=True)])
         out["recall_at_10"] = float(recall)

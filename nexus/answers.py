@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 
 from nexus.retrieval.budget import Read
-from nexus.retrieval.index import Hit
 from nexus.retrieval.ranking import explain
+from nexus.retrieval.search import Hit
 
 
 @dataclass(frozen=True)

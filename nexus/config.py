@@ -29,7 +29,7 @@ class ChunkConfig:
     context_header: bool = True  # file stem + symbol path before the code
     # Embed a words view of each chunk beside its code and average the two (embedding.DualView).
     words_view: bool = True
-    # Search ranks by cosine + lexical_weight x relative BM25 (index.VectorIndex.search);
+    # Search ranks by cosine + lexical_weight x relative BM25 (retrieval.search.search);
     # 0 is embeddings alone. 0.2: the best of 0.05-0.5 on both benchmark sets.
     lexical_weight: float = 0.2
     # Search passes the candidates of both retrievers through the ranking stage

@@ -17,8 +17,9 @@ from dataclasses import replace
 import numpy as np
 
 from nexus.retrieval.embedding import Embedder
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
+from nexus.retrieval.search import Hit, search
 from nexus.types import Chunk
 
 #: Extra hits asked of the saved index per hidden file, so that hiding some still leaves k.
@@ -60,8 +61,8 @@ class LiveIndex:
         """The ``k`` best hits of both indexes (the saved index's alone when none changed)."""
 
         def ask(index: VectorIndex, n: int) -> list[Hit]:
-            return index.search(
-                vector, n, exact=True, text=query, lexical_weight=lexical_weight, ranking=rules
+            return search(
+                index, vector, query, n, rules=rules, lexical_weight=lexical_weight, exact=True
             )
 
         return self._merged(ask, k)
@@ -71,7 +72,7 @@ class LiveIndex:
         vector = self._vector_of(chunk)
 
         def ask(index: VectorIndex, n: int) -> list[Hit]:
-            return index.search(vector, n + 1, exact=True)
+            return search(index, vector, None, n + 1, exact=True)
 
         hits = [h for h in self._merged(ask, k + 1) if not _same_place(h.chunk, chunk)]
         return [replace(h, rank=rank) for rank, h in enumerate(hits[:k], start=1)]

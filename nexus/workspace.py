@@ -36,8 +36,8 @@ from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import read_within
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
-from nexus.retrieval.index import Hit
 from nexus.retrieval.ranking import rules_for
+from nexus.retrieval.search import Hit
 from nexus.retrieval.store import (
     Builder,
     IndexStore,

@@ -17,9 +17,10 @@ from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import QueryOutcome, Target, target_mask
 from nexus.retrieval.budget import read_within
 from nexus.retrieval.embedding import ModelUnavailableError
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.preview import hit_preview
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
+from nexus.retrieval.search import Hit
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
 from nexus.types import Chunk

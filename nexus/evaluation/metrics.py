@@ -41,8 +41,9 @@ from nexus.evaluation.budget import (
 )
 from nexus.retrieval.budget import Read
 from nexus.retrieval.embedding import Embedder
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
+from nexus.retrieval.search import Hit, retrieval_scores, search
 from nexus.tables import text_table
 from nexus.types import Chunk, FileInfo
 
@@ -382,6 +383,7 @@ def score_query(
     k: int = 10,
     rule: str = PRIMARY_RULE,
     exact: bool = True,
+    *,
     text: str | None = None,
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
@@ -398,11 +400,25 @@ def score_query(
     them (a sweep needs only the ranks and the budget figures)."""
     staged = bool(text) and ranking is not None
     if staged and (keep_ranked or (detail and target is not None)):
-        ranked = tuple(index.search(query_vec, len(index), exact, text, lexical_weight, ranking))
+        ranked = tuple(
+            search(
+                index,
+                query_vec,
+                text,
+                len(index),
+                rules=ranking,
+                lexical_weight=lexical_weight,
+                exact=exact,
+            )
+        )
         hits = ranked[:k]
     else:
         ranked = ()
-        hits = tuple(index.search(query_vec, k, exact, text, lexical_weight, ranking))
+        hits = tuple(
+            search(
+                index, query_vec, text, k, rules=ranking, lexical_weight=lexical_weight, exact=exact
+            )
+        )
     top = hits[0].score if hits else None
     kept = ranked if keep_ranked else ()
     if target is None:
@@ -418,7 +434,7 @@ def score_query(
         first = int(np.argmax(mask)) + 1 if mask.any() else None
         scored: int | None = len(ranked)
     else:
-        scores = index.all_scores(query_vec, text, lexical_weight)
+        scores = retrieval_scores(index, query_vec, text, lexical_weight)
         mask = target_mask(index.chunks, target, rule)
         first, scored = full_rank(scores, mask), None
     return QueryOutcome(
@@ -446,7 +462,7 @@ def final_scores(
     outcome of the ranking stage scored with ``keep_ranked``, the ranked candidates'
     scores and NaN for the chunks it did not rank; else every chunk's score."""
     if not outcome.ranked:
-        return index.all_scores(query_vec, text, lexical_weight).astype(np.float64)
+        return retrieval_scores(index, query_vec, text, lexical_weight).astype(np.float64)
     scores = np.full(len(index), np.nan, dtype=np.float64)
     for hit in outcome.ranked:
         scores[hit.key] = hit.score
@@ -595,7 +611,7 @@ def evaluate(
     The queries are embedded with ``embedder``, which must be the one that built the
     index (same name): a mismatch raises ``ValueError`` rather than give noise.
     ``query_vectors`` (one row per query, from the same embedder) skips the embedding.
-    ``lexical_weight`` > 0 ranks by cosine + keyword score (``VectorIndex.search``);
+    ``lexical_weight`` > 0 ranks by cosine + keyword score (``nexus.retrieval.search``);
     ``ranking`` rules send the candidates through the ranking stage instead.
     ``budgets``: the token budgets of the ``R@1k``-style metrics; ``detail=False`` leaves
     out each query's score, margin and full rank (see ``score_query``).

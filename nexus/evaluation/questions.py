@@ -51,6 +51,7 @@ from nexus.retrieval.budget import Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
+from nexus.retrieval.search import search
 from nexus.types import Chunk
 
 CATEGORIES = ("semantic", "architecture", "symbol")
@@ -288,7 +289,15 @@ def evaluate_questions(
     vectors = embedder.encode([q.query for q in questions])
     rows = []
     for question, vec in zip(questions, vectors, strict=True):
-        hits = index.search(vec, K, True, question.query, lexical_weight, ranking)
+        hits = search(
+            index,
+            vec,
+            question.query,
+            K,
+            rules=ranking,
+            lexical_weight=lexical_weight,
+            exact=True,
+        )
         top = tuple(h.chunk for h in hits)
         scores = question_scores(question, top, files)
         rows.append(QuestionRow(question, scores, top, question_budget(question, top, budgets)))

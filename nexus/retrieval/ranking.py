@@ -53,15 +53,24 @@ class RankingRules:
     1), so a boost of 0.1 moves a hit past candidates within a tenth of the best.
     """
 
-    #: Candidates each retriever proposes; the rest of the index is never re-ranked.
+    #: Candidates each retriever proposes (``nexus.retrieval.candidates``); the rest of
+    #: the index is never re-ranked.
     candidates: int = 100
+    #: For a symbol query, at most this many chunks that define the name join the
+    #: candidates from the symbol table over every chunk (0: off), so a definition that
+    #: neither retriever proposes can still be found.
+    definition_lookup: int = 0
     #: ``minmax``: each retriever's scores scaled to 0-1 over the candidates; ``rrf``:
     #: reciprocal rank fusion (1 / (60 + rank)), scaled so the best rank gets 1.
     fusion: str = "minmax"
-    #: Share of the dense score in the fusion for a sentence; keywords get the rest.
-    natural_dense: float = 0.6
-    #: ... for a bare or qualified name: names are matched by their words, not meaning.
-    symbol_dense: float = 0.4
+    #: Share of the dense score in the fusion for a sentence; keywords get the rest. 0.5
+    #: (was 0.6): with the stemmer joining word forms and folder and unit names in the
+    #: keyword text, keywords earn an equal share (fast tier, tuning half: NDCG@10 +0.009,
+    #: R@1k +0.007, R@4k +0.024, bench/results/per_token.md).
+    natural_dense: float = 0.5
+    #: ... for a bare or qualified name: names are matched by their words, not meaning
+    #: (0.3, was 0.4, measured together with the sentence weight).
+    symbol_dense: float = 0.3
     #: A chunk that defines the name a symbol query asks for (its symbol or a unit it holds).
     defines: float = 0.5
     #: ... a name written inside a sentence (``where is getCookie called``): weak evidence,
@@ -79,6 +88,9 @@ class RankingRules:
     file_coherence: float = 0.0
     #: How much each earlier hit of the same file takes off the next (spreads the top k).
     same_file: float = 0.0
+    #: Hits of one file that come before the damping starts (saturation per file: two
+    #: methods of one class often answer together; the third rarely adds to them).
+    same_file_free: int = 1
     #: Tests, examples, compatibility copies, re-export barrels, declarations: places that
     #: mention a name without being where it lives (only when they are indexed at all).
     test_file: float = 0.15
@@ -99,6 +111,9 @@ class RankingRules:
     #: result of at most this many lines (``nexus.retrieval.windows``; 0: one chunk a hit).
     #: A screenful: small AST units join their neighbours, 50-line windows stay alone.
     window_lines: int = 80
+    #: ... and a neighbour joins a hit's window only when it scores at least this share
+    #: of the hit (0: any neighbouring candidate), so windows grow only while they pay.
+    window_share: float = 0.0
 
     def without(self, rule: str) -> RankingRules:
         """These rules with one boost or damping switched off (for the ablation)."""
@@ -109,7 +124,7 @@ class RankingRules:
 
 #: The rules an ablation switches off one at a time, and the weights each one owns.
 BOOSTS: dict[str, tuple[str, ...]] = {
-    "definition": ("defines", "defines_in_sentence"),
+    "definition": ("defines", "defines_in_sentence", "definition_lookup"),
     "name words": ("name_words",),
     "path": ("path_word",),
     "file coherence": ("file_coherence",),
@@ -209,16 +224,6 @@ def _reciprocal_ranks(scores: np.ndarray) -> np.ndarray:
     return 61.0 / (60.0 + ranks)
 
 
-def candidates(dense: np.ndarray, keyword: np.ndarray, count: int) -> np.ndarray:
-    """Keys of the ``count`` best chunks by each score, together (sorted, unique)."""
-    count = min(count, len(dense))
-    best_dense = np.argpartition(-dense, count - 1)[:count]
-    positive = np.flatnonzero(keyword > 0)
-    if len(positive) > count:
-        positive = positive[np.argpartition(-keyword[positive], count - 1)[:count]]
-    return np.union1d(best_dense, positive)
-
-
 def rank(
     chunks: Sequence[Chunk],
     dense: np.ndarray,
@@ -227,23 +232,25 @@ def rank(
     k: int = 10,
     rules: RankingRules = DEFAULT_RULES,
 ) -> list[Ranked]:
-    """The ``k`` best chunks for ``query`` given every chunk's dense and keyword scores.
+    """The ``k`` best of the candidates ``chunks`` for ``query`` (``Ranked.key`` is a
+    position in ``chunks``). Candidates are chosen before, in one place
+    (``nexus.retrieval.candidates``): every chunk given here is scored.
 
     Args:
-        chunks: the index's chunks, in key order.
-        dense: cosine similarity of each chunk with the query.
-        keyword: BM25 of each chunk for the query (any scale; zeros where nothing matches).
+        chunks: the candidates, in index order (windows join neighbours among them).
+        dense: cosine similarity of each candidate with the query.
+        keyword: BM25 of each candidate for the query (any scale; zeros where nothing
+            matches).
     """
     if len(chunks) == 0 or k <= 0:
         return []
-    keys = candidates(dense, keyword, rules.candidates)
     names, is_symbol = query_names(query)
     dense_share = rules.symbol_dense if is_symbol else rules.natural_dense
-    dense_part, keyword_part = _fuse(dense[keys], keyword[keys], rules.fusion)
+    dense_part, keyword_part = _fuse(np.asarray(dense), np.asarray(keyword), rules.fusion)
     dense_part, keyword_part = dense_share * dense_part, (1 - dense_share) * keyword_part
     query_terms = frozenset(terms(query))
     scored: list[tuple[int, list[ScorePart]]] = []
-    for key, d, w in zip(keys.tolist(), dense_part.tolist(), keyword_part.tolist(), strict=True):
+    for key, (d, w) in enumerate(zip(dense_part.tolist(), keyword_part.tolist(), strict=True)):
         chunk = chunks[key]
         parts = [ScorePart("dense", d), ScorePart("keyword", w)]
         parts += _evidence(chunk, names, is_symbol, query_terms, rules)
@@ -252,7 +259,10 @@ def rank(
     if not rules.window_lines:
         return _spread(scored, chunks, k, rules)
     ranked = {r.key: r for r in _spread(scored, chunks, len(scored), rules)}
-    windows = gather(list(ranked), chunks, k, rules.window_lines)
+    totals = [0.0] * len(chunks)
+    for r in ranked.values():
+        totals[r.key] = r.score
+    windows = gather(list(ranked), chunks, k, rules.window_lines, totals, rules.window_share)
     return [replace(ranked[head], window=keys if len(keys) > 1 else ()) for head, keys in windows]
 
 
@@ -279,10 +289,12 @@ def _evidence(
         parts.append(ScorePart("path", rules.path_word * min(matched, 2)))
     for name, weight in _file_priors(chunk.file, rules):
         parts.append(ScorePart(name, -weight))
+    if rules.barrel_file and only_reexports(chunk):
+        parts.append(ScorePart(_PRIOR_LABELS["barrel_file"], -rules.barrel_file))
     if not is_symbol:
         if chunk.symbol_kind in SHAPE_KINDS and rules.shape_only:
             parts.append(ScorePart("declares a shape", -rules.shape_only))
-        elif chunk.symbol_kind is None and rules.module_code:
+        elif chunk.symbol_kind is None and rules.module_code and not only_reexports(chunk):
             parts.append(ScorePart("module code", -rules.module_code))
     if rules.mostly_comments and _mostly_comments(chunk):
         parts.append(ScorePart("mostly comments", -rules.mostly_comments))
@@ -341,10 +353,25 @@ def _words_meeting(query_terms: frozenset[str], word: str) -> frozenset[str]:
     )
 
 
-_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|benches)/")
+# Benchmarks and perf harnesses are examples too: they call the API to exercise it.
+_EXAMPLE_PATH = re.compile(
+    r"(^|/)(examples?|demos?|samples?|benchmarks?|benches|bench|perf[-_]measures?)/"
+)
 _COMPAT_PATH = re.compile(r"(^|/)(compat|legacy|deprecated|v[0-9]+)(/|\.|_)|_compat\.\w+$")
-_BARREL_NAME = re.compile(r"(^|/)(__init__\.py|index\.[jt]sx?|mod\.rs|lib\.rs)$")
-_EXPORT_LINE = re.compile(r"\s*(export\s|import\s|from\s|pub\s+use\s|module\.exports|__all__|$)")
+# A line that imports, re-exports or declares a submodule (never one that defines)...
+_EXPORT_LINE = re.compile(
+    r"\s*(import\s|from\s+\S+\s+import\s|export\s+(type\s+)?[*{]|export\s+default\s+[\w$.]+;?\s*$"
+    r"|(pub(\([\w:]+\))?\s+)?(use\s|mod\s+\w+\s*;)|module\.exports\s*=\s*(require\(|\{)"
+    r"|exports\.[\w$]+\s*=\s*require\(|__all__\s*=)"
+)
+# ... and the continuation lines of such a statement (``  parse as parseCookie,``,
+# ``} from './cookie'``, ``"Router",``).
+_ITEM = r"['\"]?[\w$.*]+['\"]?(?:\s+as\s+[\w$]+)?"
+_LIST_LINE = re.compile(
+    rf"\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*\s*,?)?\s*[\]}})]?"
+    r"\s*(?:from\s+['\"][^'\"]+['\"])?\s*;?\s*$"
+)
+_COMMENT_LINE = re.compile(r"\s*(#|//|/\*|\*|\"\"\"|''')")
 
 
 @lru_cache(maxsize=65536)
@@ -358,8 +385,6 @@ def _path_priors(path: str) -> tuple[str, ...]:
         found.append("compat_file")
     if path.endswith((".d.ts", ".d.mts", ".d.cts", ".pyi")):
         found.append("declaration_file")
-    if _BARREL_NAME.search(path):
-        found.append("barrel_file")
     return tuple(found)
 
 
@@ -378,6 +403,21 @@ def _file_priors(path: str, rules: RankingRules) -> list[tuple[str, float]]:
         for name in _path_priors(path)
         if getattr(rules, name)
     ]
+
+
+def only_reexports(chunk: Chunk) -> bool:
+    """Whether a chunk defines nothing and every code line of it imports, re-exports or
+    declares a submodule: a barrel (``export * from './x'``, ``from .a import b``,
+    ``pub use``), whatever its file is called. An ``index.ts`` or ``__init__.py`` that
+    holds code is not one, and is not damped as one."""
+    if chunk.symbol or chunk.symbols:
+        return False
+    code = [
+        line for line in chunk.text.splitlines() if line.strip() and not _COMMENT_LINE.match(line)
+    ]
+    return any(_EXPORT_LINE.match(line) for line in code) and all(
+        _EXPORT_LINE.match(line) or _LIST_LINE.match(line) for line in code
+    )
 
 
 def _mostly_comments(chunk: Chunk) -> bool:
@@ -426,18 +466,23 @@ def _spread(
     picked: list[Ranked] = []
     seen: Counter[str] = Counter()
     pool = [(key, parts, _total(parts)) for key, parts in order]
+
+    def excess(file: str) -> int:
+        return max(0, seen[file] - rules.same_file_free + 1)
+
     while pool and len(picked) < k:
         best_i, best_score = 0, -np.inf
         for i, (key, _, total) in enumerate(pool):
-            score = total - rules.same_file * seen[chunks[key].file]
+            score = total - rules.same_file * excess(chunks[key].file)
             if score > best_score:
                 best_i, best_score = i, score
             if total <= best_score:  # sorted by total: no later one can win
                 break
         key, parts, _ = pool.pop(best_i)
         file = chunks[key].file
-        if seen[file]:
-            parts = [*parts, ScorePart("same file as a higher hit", -rules.same_file * seen[file])]
+        if excess(file):
+            damping = -rules.same_file * excess(file)
+            parts = [*parts, ScorePart("same file as higher hits", damping)]
         seen[file] += 1
         picked.append(Ranked(key, _total(parts), tuple(parts)))
     return picked

@@ -1,82 +1,100 @@
-"""Searching: one query against a line-based and an AST index at once, and files of
-queries answered in one process (``nexus search --queries``)."""
+"""Searching an index: one function for every surface, and files of queries answered in
+one process (``nexus search --queries``).
+
+``search`` picks the way a query is answered by its arguments, all named:
+
+- ``rules`` (the default search): each retriever's candidates
+  (``nexus.retrieval.candidates``) go through the ranking stage
+  (``nexus.retrieval.ranking``) and each hit carries the parts of its score;
+- ``lexical_weight`` > 0: cosine + w x relative BM25 (1.0 = the query's best keyword
+  match) over every chunk, exact (a matrix-vector product: milliseconds at 100k chunks);
+- neither: cosine alone, from the usearch graph (``exact=True`` scans every vector).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nexus.evaluation.metrics import PRIMARY_RULE, QueryOutcome, Target, score_query
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache, Progress
-from nexus.retrieval.index import Hit, VectorIndex, build_indexes
-from nexus.retrieval.ranking import RankingRules
+import numpy as np
+
+from nexus.retrieval.candidates import select
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.ranking import RankingRules, ScorePart, hit_chunk, rank
 from nexus.types import Chunk
 
 
 @dataclass(frozen=True)
-class SideBySideResult:
-    """Both indexes' answers to one query (``outcome.rank`` etc. are None without a target)."""
+class Hit:
+    """One search result, rank 1 is best: ``score`` is the cosine similarity, plus the
+    weighted keyword score in a hybrid search, or the ranking stage's total (higher is
+    better); ``key`` is the chunk's position in its index."""
 
-    query: str
-    lines: QueryOutcome
-    ast: QueryOutcome
+    chunk: Chunk
+    score: float
+    rank: int
+    key: int
+    #: With the ranking stage: the terms that add up to ``score`` (dense, keyword, boosts).
+    parts: tuple[ScorePart, ...] = ()
 
 
-class SideBySide:
-    """Two indexes (line-based and AST) over the same repository, queried together.
+def search(
+    index: VectorIndex,
+    query_vec: np.ndarray,
+    text: str | None = None,
+    k: int = 10,
+    *,
+    rules: RankingRules | None = None,
+    lexical_weight: float = 0.0,
+    exact: bool = False,
+) -> list[Hit]:
+    """The ``k`` best chunks of ``index`` for the query (its vector and its ``text``),
+    best first; see the module doc for how ``rules`` and ``lexical_weight`` decide."""
+    if not 0 <= lexical_weight <= 10:
+        raise ValueError(f"lexical_weight must lie in [0, 10], got {lexical_weight}")
+    k = min(k, len(index))
+    if k <= 0:
+        return []
+    if text and rules is not None:
+        return _ranked(index, query_vec, text, k, rules)
+    if text and lexical_weight > 0:
+        scores = retrieval_scores(index, query_vec, text, lexical_weight)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [
+            Hit(index.chunk(int(key)), float(scores[key]), position, int(key))
+            for position, key in enumerate(order, start=1)
+        ]
+    keys, cosines = index.nearest(query_vec, k, exact=exact)
+    return [
+        Hit(index.chunk(int(key)), float(score), position, int(key))
+        for position, (key, score) in enumerate(zip(keys, cosines, strict=True), start=1)
+    ]
 
-    Args:
-        line_chunks, ast_chunks: the two chunkings.
-        embedder: embeds chunks and queries; wrapped in a ``CachedEmbedder`` when
-            ``cache`` is given (unchanged chunks are then never embedded twice).
-        progress: ``progress(done, total)`` while the chunks are embedded.
-    """
 
-    def __init__(
-        self,
-        line_chunks: Sequence[Chunk],
-        ast_chunks: Sequence[Chunk],
-        embedder: Embedder,
-        cache: EmbeddingCache | None = None,
-        progress: Progress | None = None,
-    ) -> None:
-        if cache is not None and not isinstance(embedder, CachedEmbedder):
-            embedder = CachedEmbedder(embedder, cache)
-        self.embedder = embedder
-        self.lines_index, self.ast_index = build_indexes(
-            [line_chunks, ast_chunks], embedder, progress
-        )
+def _ranked(
+    index: VectorIndex, query_vec: np.ndarray, text: str, k: int, rules: RankingRules
+) -> list[Hit]:
+    found = select(index, query_vec, text, rules.candidates, rules.definition_lookup)
+    ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules)
+    return [
+        Hit(hit_chunk(found.chunks, r), r.score, position, int(found.keys[r.key]), r.parts)
+        for position, r in enumerate(ranked, start=1)
+    ]
 
-    @classmethod
-    def from_indexes(
-        cls, lines_index: VectorIndex, ast_index: VectorIndex, embedder: Embedder
-    ) -> SideBySide:
-        """Wrap two ready indexes (e.g. loaded from disk)."""
-        self = cls.__new__(cls)
-        self.embedder, self.lines_index, self.ast_index = embedder, lines_index, ast_index
-        return self
 
-    def query(
-        self,
-        text: str,
-        k: int = 10,
-        target: Target | None = None,
-        rule: str = PRIMARY_RULE,
-        exact: bool = True,
-        lexical_weight: float = 0.0,
-        ranking: RankingRules | None = None,
-    ) -> SideBySideResult:
-        """Top ``k`` of both indexes; with a target, its rank, score and margin in each.
-        ``lexical_weight`` > 0 adds keyword scores to both (hybrid ranking); ``ranking``
-        rules send both through the ranking stage instead."""
-        vec = self.embedder.encode([text])[0]
-        args = (target, k, rule, exact, text, lexical_weight, ranking)
-        return SideBySideResult(
-            query=text,
-            lines=score_query(self.lines_index, vec, *args),
-            ast=score_query(self.ast_index, vec, *args),
-        )
+def retrieval_scores(
+    index: VectorIndex,
+    query_vec: np.ndarray,
+    text: str | None = None,
+    lexical_weight: float = 0.0,
+) -> np.ndarray:
+    """Every chunk's retrieval score in key order (float32), for charts and margins: the
+    cosine with the query, plus ``lexical_weight`` x the relative BM25 of ``text`` when
+    both are given."""
+    scores = index.cosines(query_vec)
+    if text and lexical_weight > 0 and len(index):
+        scores = scores + np.float32(lexical_weight) * index.keywords().relative_scores(text)
+    return scores
 
 
 @dataclass(frozen=True)

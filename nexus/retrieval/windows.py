@@ -92,11 +92,18 @@ class _Window:
 
 
 def gather(
-    order: Sequence[int], chunks: Sequence[Chunk], k: int, max_lines: int
+    order: Sequence[int],
+    chunks: Sequence[Chunk],
+    k: int,
+    max_lines: int,
+    scores: Sequence[float] | None = None,
+    join_share: float = 0.0,
 ) -> list[tuple[int, tuple[int, ...]]]:
     """The top ``k`` windows of candidates ``order``ed best first: each candidate joins
     the first window it directly extends (the next or previous key, joinable, the window
     staying within ``max_lines``), else opens a window while fewer than ``k`` are open.
+    With ``scores`` (per key), a candidate joins only a window whose head it scores at
+    least ``join_share`` of: a window grows only with neighbours nearly as good as its hit.
 
     Returns (head key, every key of the window in file order) per window, best first.
     """
@@ -104,6 +111,8 @@ def gather(
     for key in order:
         chunk = chunks[key]
         for window in windows:
+            if scores is not None and scores[key] < join_share * scores[window.head]:
+                continue
             if key == window.high + 1:
                 before, after = window.high, key
             elif key == window.low - 1:

@@ -34,16 +34,18 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from nexus.retrieval.candidates import top_keyword_keys
 from nexus.retrieval.embedding import CachedEmbedder
 from nexus.retrieval.embedding_cache import text_key
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex, keyword_text
 from nexus.retrieval.lexical import LexicalIndex
 from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
+from nexus.retrieval.search import Hit
 from nexus.runtime import embed_order, footprint
 from nexus.runtime.lru import ByteLRU
 from nexus.runtime.progress import (
@@ -316,7 +318,7 @@ class IndexBuild:
         if found is None or (
             found[0] != len(chunks) and (not chunking or len(chunks) >= SNAPSHOT_GROWTH * found[0])
         ):
-            texts = [c.embedding_text for c in chunks]
+            texts = [keyword_text(c) for c in chunks]
             found = self._keywords = (len(chunks), LexicalIndex(texts))
             self._keyword_bytes = int(footprint.LEXICAL_BYTES_PER_BYTE * sum(map(len, texts)))
         return found[1]
@@ -493,14 +495,10 @@ def keyword_ranked(
     """The ranking stage over the ``rules.candidates`` best keyword matches, every dense
     score 0 (none exists yet): the same fusion, definitions, paths and file priors as a
     dense search, so a hit's place and its why do not change when the vectors come."""
-    matched = np.flatnonzero(keyword > 0)
-    if len(matched) > rules.candidates:
-        matched = matched[np.argpartition(-keyword[matched], rules.candidates - 1)]
-        matched = matched[: rules.candidates]
-    keys = np.sort(matched)
+    keys = np.sort(top_keyword_keys(keyword, rules.candidates))
     rows = [chunks[int(key)] for key in keys]
     dense = np.zeros(len(keys), dtype=np.float32)
-    ranked = rank(rows, dense, keyword[keys], query, k, replace(rules, candidates=len(keys)))
+    ranked = rank(rows, dense, keyword[keys], query, k, rules)
     return [
         Hit(hit_chunk(rows, r), r.score, position, int(keys[r.key]), r.parts)
         for position, r in enumerate(ranked, start=1)

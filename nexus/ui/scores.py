@@ -20,8 +20,9 @@ from plotly.colors import qualitative
 
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import QueryOutcome, Target, final_scores, is_hit, score_query
-from nexus.retrieval.index import Hit, VectorIndex
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
+from nexus.retrieval.search import Hit
 from nexus.runtime.builds import IndexBuild
 from nexus.ui import render
 

@@ -32,8 +32,9 @@ from nexus.evaluation.metrics import (
     unreachable_targets,
     write_run,
 )
-from nexus.retrieval.index import Hit, VectorIndex
-from nexus.retrieval.search import SideBySide
+from nexus.evaluation.side_by_side import SideBySide
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.search import Hit
 from nexus.types import Category, Chunk, FileInfo
 from tests.helpers import make_chunk
 

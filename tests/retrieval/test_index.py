@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.search import search
 from nexus.types import Chunk
 from tests import helpers
 
@@ -38,7 +39,7 @@ def test_search_matches_brute_force(random_index, exact: bool) -> None:
         query = rng.normal(size=32).astype(np.float32)
         scores = brute_force(vectors, query)
         expected = np.argsort(-scores)[:10]
-        hits = index.search(query, 10, exact=exact)
+        hits = search(index, query, k=10, exact=exact)
         assert [h.rank for h in hits] == list(range(1, 11))
         got = [index.key_of(h.chunk.id) for h in hits]
         if exact:
@@ -48,10 +49,10 @@ def test_search_matches_brute_force(random_index, exact: bool) -> None:
     assert agree >= 190  # HNSW on 200 vectors: (nearly) exact
 
 
-def test_all_scores_is_cosine(random_index) -> None:
+def test_cosines_are_the_brute_force_ones(random_index) -> None:
     index, vectors = random_index
     query = np.arange(32, dtype=np.float32)
-    np.testing.assert_allclose(index.all_scores(query), brute_force(vectors, query), atol=1e-5)
+    np.testing.assert_allclose(index.cosines(query), brute_force(vectors, query), atol=1e-5)
 
 
 def test_key_table_and_duplicates() -> None:
@@ -60,7 +61,7 @@ def test_key_table_and_duplicates() -> None:
     assert len(index) == 3
     assert [index.key_of(f"c{i}") for i in range(3)] == [0, 1, 2]
     assert index.chunk(2).id == "c2"
-    assert index.search(np.array([0, 0, 1, 0]), 1)[0].chunk.id == "c2"
+    assert search(index, np.array([0, 0, 1, 0]), k=1)[0].chunk.id == "c2"
     with pytest.raises(ValueError, match="already in the index"):
         index.add([make_chunk(1)], np.ones((1, 4)))
     with pytest.raises(ValueError, match="2 chunks but 1 embeddings"):
@@ -69,8 +70,8 @@ def test_key_table_and_duplicates() -> None:
 
 def test_k_larger_than_index_and_empty_index() -> None:
     index = VectorIndex.build([make_chunk(0)], np.ones((1, 3)))
-    assert len(index.search(np.ones(3), 10)) == 1
-    assert VectorIndex(3).search(np.ones(3), 5) == []
+    assert len(search(index, np.ones(3), k=10)) == 1
+    assert search(VectorIndex(3), np.ones(3), k=5) == []
 
 
 def test_save_load_round_trip(random_index, tmp_path) -> None:
@@ -80,8 +81,8 @@ def test_save_load_round_trip(random_index, tmp_path) -> None:
     assert loaded.model == "random" and loaded.dim == 32 and len(loaded) == 200
     assert tuple(loaded.chunks) == index.chunks  # tuples restored, every field equal
     query = np.linspace(-1, 1, 32).astype(np.float32)
-    assert loaded.search(query, 5) == index.search(query, 5)
-    np.testing.assert_array_equal(loaded.all_scores(query), index.all_scores(query))
+    assert search(loaded, query, k=5) == search(index, query, k=5)
+    np.testing.assert_array_equal(loaded.cosines(query), index.cosines(query))
 
 
 def test_chunk_dict_round_trip() -> None:

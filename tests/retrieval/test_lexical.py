@@ -8,20 +8,48 @@ import numpy as np
 import pytest
 
 from nexus.retrieval import lexical
-from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.index import VectorIndex, keyword_text
 from nexus.retrieval.lexical import LexicalIndex, terms
+from nexus.retrieval.search import retrieval_scores, search
 from tests import helpers
 
 
 def test_terms_split_identifiers_drop_common_words_and_stem():
     assert terms("createSubscription adds the line_items to it") == [
-        "create",
+        "creat",
         "subscription",
         "add",
-        "line",
+        "lin",
         "item",
     ]
     assert terms("{ } ; = x") == []  # punctuation and one-letter words say nothing
+
+
+@pytest.mark.parametrize(
+    "forms",
+    [
+        ("cookies", "cookie"),
+        ("routes", "route"),
+        ("proxies", "proxy"),
+        ("retries", "retry", "retried", "retrying"),
+        ("files", "file"),
+        ("parsed", "parse", "parses", "parsing"),
+        ("decoded", "decode"),
+        ("verified", "verify", "verifies"),
+        ("compressed", "compress", "compresses"),
+        ("classes", "class"),
+        ("processes", "process", "processed"),
+        ("adds", "added", "adding", "add"),
+    ],
+)
+def test_the_stemmer_joins_a_words_forms(forms: tuple[str, ...]) -> None:
+    assert len({tuple(terms(word)) for word in forms}) == 1, [terms(w) for w in forms]
+
+
+def test_a_plural_in_the_query_finds_the_singular_identifier() -> None:
+    index = LexicalIndex(["function setCookie(name) {}", "function readBody(req) {}"])
+    assert index.scores("where are cookies set").argmax() == 0
+    assert index.scores("where are cookies set")[0] > 0
 
 
 def test_bm25_ranks_the_rare_matching_word_first():
@@ -103,21 +131,21 @@ def _twin_index() -> VectorIndex:
 def test_hybrid_search_breaks_a_cosine_tie_by_keywords():
     index = _twin_index()
     query = np.ones(4, dtype=np.float32)
-    dense = index.search(query, 3, exact=True)
+    dense = search(index, query, k=3, exact=True)
     assert [h.score for h in dense] == pytest.approx([1.0, 1.0, 1.0])
-    hybrid = index.search(query, 3, text="refund a payment", lexical_weight=0.5)
+    hybrid = search(index, query, "refund a payment", 3, lexical_weight=0.5)
     assert hybrid[0].chunk.id == "b" and hybrid[0].score == pytest.approx(1.5)
     assert [h.rank for h in hybrid] == [1, 2, 3]
-    scores = index.all_scores(query, "refund a payment", 0.5)
+    scores = retrieval_scores(index, query, "refund a payment", 0.5)
     np.testing.assert_allclose(scores, [1.0, 1.5, 1.0], atol=1e-6)
-    assert index.search(query, 3, text="refund a payment", lexical_weight=0)[0].score == 1.0
+    assert search(index, query, "refund a payment", 3, lexical_weight=0)[0].score == 1.0
 
 
 def test_hybrid_search_sees_chunks_added_later():
     index = _twin_index()
     extra = helpers.make_chunk("d", text="function voidReceipt(receipt) {}")
     index.add([extra], np.ones((1, 4), dtype=np.float32))
-    hits = index.search(np.ones(4, dtype=np.float32), 1, text="void receipt", lexical_weight=0.2)
+    hits = search(index, np.ones(4, dtype=np.float32), "void receipt", 1, lexical_weight=0.2)
     assert hits[0].chunk.id == "d"
 
 
@@ -134,12 +162,12 @@ def _saved_twin(tmp_path) -> tuple[VectorIndex, VectorIndex]:
 @pytest.mark.parametrize("query", ["charge the card", "list invoices", "refund 7", "nothing"])
 def test_a_saved_keyword_table_scores_like_a_fresh_one(tmp_path, query: str) -> None:
     index, opened = _saved_twin(tmp_path)
-    fresh = LexicalIndex([c.embedding_text for c in index.chunks])
+    fresh = LexicalIndex([keyword_text(c) for c in index.chunks])
     assert isinstance(opened.keywords().arrays()["docs"], np.memmap)  # opened, not rebuilt
     np.testing.assert_array_equal(opened.keywords().scores(query), fresh.scores(query))
     vector = np.ones(4, dtype=np.float32)
-    assert opened.search(vector, 5, text=query, lexical_weight=0.3) == index.search(
-        vector, 5, text=query, lexical_weight=0.3
+    assert search(opened, vector, query, 5, lexical_weight=0.3) == search(
+        index, vector, query, 5, lexical_weight=0.3
     )
 
 

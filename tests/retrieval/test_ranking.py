@@ -10,6 +10,7 @@ from nexus.retrieval.ranking import (
     NATURAL,
     SYMBOL,
     RankingRules,
+    only_reexports,
     query_kind,
     query_names,
     rank,
@@ -199,3 +200,86 @@ def test_a_name_inside_a_sentence_is_weaker_evidence(query: str, weight: float) 
     boost = {p.name: p.value for p in next(r for r in ranked if r.key == 0).parts}
     assert boost.get("defines", 0.0) == pytest.approx(weight)
     assert 0 < RankingRules().defines_in_sentence < RankingRules().defines
+
+
+_BARRELS = {
+    "src/index.ts": "export * from './cors'\nexport { logger, type Logger } from './logger'\n",
+    "src/middleware/index.ts": (
+        "import { cors } from './cors'\nexport {\n  cors,\n  cors as c,\n}\n"
+    ),
+    "pkg/__init__.py": (
+        '"""The package."""\nfrom .client import Client\nfrom .retry import (\n'
+        '    Retry,\n    backoff,\n)\n__all__ = [\n    "Client",\n    "Retry",\n]\n'
+    ),
+    "src/lib.rs": "//! The crate.\npub mod cookie;\nmod jar;\npub use cookie::Cookie;\n",
+}
+_NOT_BARRELS = {  # file name, text, symbol: implementations in barrel-named files
+    "src/middleware/cors/index.ts": ("export const cors = (options) => {\n  return x\n}\n", "cors"),
+    "pkg/__init__.py": ("def main():\n    run()\n", "main"),
+    "src/index.ts": ("import { a } from './a'\nconst app = createApp(a)\napp.start()\n", None),
+    "src/mod.rs": ("pub fn parse(input: &str) -> Cookie {\n    todo!()\n}\n", "parse"),
+}
+
+
+@pytest.mark.parametrize("file", sorted(_BARRELS))
+def test_a_chunk_that_only_reexports_is_damped_as_reexports(file: str) -> None:
+    chunk = helpers.make_chunk("barrel", file, text=_BARRELS[file], symbol=None)
+    assert only_reexports(chunk)
+    _, ranked = _rank([chunk], [0.5], [1.0], "where are cookies parsed")
+    assert ("re-exports", -RankingRules().barrel_file) in [
+        (p.name, p.value) for p in ranked[0].parts
+    ]
+
+
+@pytest.mark.parametrize("file", sorted(_NOT_BARRELS))
+def test_an_implementation_in_an_index_file_is_not_called_reexports(file: str) -> None:
+    text, symbol = _NOT_BARRELS[file]
+    chunk = helpers.make_chunk("code", file, text=text, symbol=symbol)
+    assert not only_reexports(chunk)
+    _, ranked = _rank([chunk], [0.5], [1.0], "how is cors configured")
+    assert "re-exports" not in [p.name for p in ranked[0].parts]
+
+
+def test_an_index_file_implementation_beats_a_barrel_with_the_same_scores() -> None:
+    chunks = [
+        helpers.make_chunk("barrel", "src/index.ts", text=_BARRELS["src/index.ts"]),
+        helpers.make_chunk(
+            "cors", "src/cors/index.ts", text="export function cors() {}", symbol="cors"
+        ),
+    ]
+    ids, _ = _rank(chunks, [0.8, 0.8], [1.0, 1.0], "cors")
+    assert ids == ["cors", "barrel"]
+
+
+@pytest.mark.parametrize(
+    "file",
+    [
+        "perf-measures/type-check/generated/generate-app.ts",
+        "bench/suite.py",
+        "benchmarks/handle.go",
+        "examples/basic/app.ts",
+    ],
+)
+def test_benchmarks_and_perf_harnesses_are_damped_as_examples(file: str) -> None:
+    chunks = [
+        helpers.make_chunk("harness", file, symbol="registerRoutes"),
+        helpers.make_chunk("source", "src/core.ts", symbol="handler"),
+        helpers.make_chunk("far", "src/far.ts", symbol="far"),
+    ]
+    scores = ([0.80, 0.79, 0.3], [1.0, 1.0, 0.0], "where are routes registered")
+    ids, ranked = _rank(chunks, *scores)
+    assert ids[:2] == ["source", "harness"]
+    ids, _ = _rank(chunks, *scores, RankingRules(example_file=0.0))
+    assert ids[0] == "harness"
+    assert "example" in [p.name for p in ranked[1].parts]
+
+
+def test_a_sentence_gives_keywords_an_equal_share_of_the_fusion() -> None:
+    chunks = [
+        helpers.make_chunk("meaning", "src/a.ts"),  # nearest by meaning, no query word
+        helpers.make_chunk("words", "src/b.ts"),  # every query word, farther in meaning
+        helpers.make_chunk("far", "src/c.ts"),
+    ]
+    scores = ([1.0, 0.2, 0.0], [0.0, 1.0, 0.0], "open a stream")
+    assert _rank(chunks, *scores)[0][0] == "words"
+    assert _rank(chunks, *scores, RankingRules(natural_dense=0.6))[0][0] == "meaning"

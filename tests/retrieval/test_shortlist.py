@@ -1,5 +1,6 @@
 """The float16 first pass finds the same best cosines as the full float32 product, and a
-ranked search over the shortlist gives what the ranking stage gives over every chunk."""
+ranked search over the shortlist gives what the ranking stage gives over the candidates
+picked from every chunk's scores."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import numpy as np
 import pytest
 
 from nexus.retrieval import index as index_module
+from nexus.retrieval.candidates import top_keyword_keys
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules, rank
+from nexus.retrieval.search import search
 from nexus.retrieval.shortlist import HalfVectors, best_cosines
 from tests import helpers
 
@@ -97,11 +100,13 @@ def test_ranked_search_matches_the_ranking_stage_over_every_chunk(monkeypatch, q
     index = _word_index(monkeypatch)
     rules = RankingRules(candidates=120)
     for vector in _unit_rows(20, 16, seed=11):
-        hits = index.search(vector, 10, text=query, ranking=rules)
-        dense, keyword = index.all_scores(vector), index.keywords().scores(query)
-        reference = rank(index.chunks, dense, keyword, query, 10, rules)
+        hits = search(index, vector, query, 10, rules=rules)
+        dense, keyword = index.cosines(vector), index.keyword_scores(query)
+        keys = np.union1d(np.argpartition(-dense, 119)[:120], top_keyword_keys(keyword, 120))
+        chunks = [index.chunk(int(key)) for key in keys]
+        reference = rank(chunks, dense[keys], keyword[keys], query, 10, rules)
         assert index._half is not None  # the float16 pass was used
-        assert [h.key for h in hits] == [r.key for r in reference]
+        assert [h.key for h in hits] == [keys[r.key] for r in reference]
         np.testing.assert_allclose([h.score for h in hits], [r.score for r in reference], atol=1e-6)
         for hit, ref in zip(hits, reference, strict=True):
             assert [p.name for p in hit.parts] == [p.name for p in ref.parts]

@@ -12,6 +12,7 @@ from nexus import cli
 from nexus.config import ChunkConfig
 from nexus.ingest.sources import Repository
 from nexus.retrieval.index import SavedChunks, VectorIndex
+from nexus.retrieval.search import search
 from nexus.retrieval.store import (
     IndexStore,
     chunk_and_embed,
@@ -42,11 +43,11 @@ def test_saved_index_opens_memory_mapped_and_searches_alike(tmp_path) -> None:
     rng = np.random.default_rng(5)
     for _ in range(10):
         query = rng.normal(size=16).astype(np.float32)
-        assert opened.search(query, 5) == index.search(query, 5)
-        assert opened.search(query, 5, exact=True) == index.search(query, 5, exact=True)
-        np.testing.assert_array_equal(opened.all_scores(query), index.all_scores(query))
-    hybrid = opened.search(query, 3, text="function c7", lexical_weight=0.5)
-    assert hybrid == index.search(query, 3, text="function c7", lexical_weight=0.5)
+        assert search(opened, query, k=5) == search(index, query, k=5)
+        assert search(opened, query, k=5, exact=True) == search(index, query, k=5, exact=True)
+        np.testing.assert_array_equal(opened.cosines(query), index.cosines(query))
+    hybrid = search(opened, query, "function c7", 3, lexical_weight=0.5)
+    assert hybrid == search(index, query, "function c7", 3, lexical_weight=0.5)
     assert opened.key_of("c42") == 42 and opened.chunk(-1).id == "c299"
     assert opened.chunks[10:12] == index.chunks[10:12]
     with pytest.raises(ValueError, match="read-only"):
@@ -56,7 +57,7 @@ def test_saved_index_opens_memory_mapped_and_searches_alike(tmp_path) -> None:
 def test_empty_index_round_trip(tmp_path) -> None:
     VectorIndex(8, "m").save(tmp_path / "empty")
     opened = VectorIndex.load(tmp_path / "empty")
-    assert len(opened) == 0 and opened.search(np.ones(8), 3) == []
+    assert len(opened) == 0 and search(opened, np.ones(8), k=3) == []
 
 
 def test_a_folder_without_manifest_is_a_clear_error(tmp_path) -> None:

@@ -69,6 +69,14 @@ def test_gather_folds_neighbours_into_the_best_window_up_to_the_line_cap() -> No
     assert gather([1, 3, 0, 2], chunks, k=2, max_lines=2) == [(1, (1,)), (3, (3,))]
 
 
+def test_a_window_grows_only_with_neighbours_nearly_as_good_as_its_hit() -> None:
+    chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
+    scores = [0.5, 1.0, 0.9, 0.8]  # parse is far below split, its hit; render is close
+    found = gather([1, 2, 3, 0], chunks, k=3, max_lines=80, scores=scores, join_share=0.8)
+    assert found == [(1, (1, 2)), (3, (3,)), (0, (0,))]
+    assert gather([1, 2, 3, 0], chunks, k=3, max_lines=80)[0] == (1, (0, 1, 2))
+
+
 def test_the_top_k_holds_k_places_and_each_hit_shows_its_window() -> None:
     chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
     dense, keyword = np.array([0.8, 0.9, 0.7, 0.6]), np.zeros(4)

@@ -13,6 +13,7 @@ from helpers import GatedEmbedder, make_chunk
 
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache
 from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.search import search
 from nexus.runtime import builds, progress
 from nexus.runtime.lru import ByteLRU
 from nexus.ui.fake_embedder import HashingEmbedder
@@ -35,7 +36,7 @@ def test_a_build_commits_each_batch_and_ends_searchable(cache: EmbeddingCache) -
     assert cache.count(inner.name) == 10
     index = build.index()
     assert index is not None and len(index) == 10
-    assert index.search(inner.encode([CHUNKS[4].embedding_text])[0], 1)[0].chunk.id == "f4"
+    assert search(index, inner.encode([CHUNKS[4].embedding_text])[0], k=1)[0].chunk.id == "f4"
 
 
 def test_the_final_index_holds_every_chunk_after_a_snapshot_near_the_end(
