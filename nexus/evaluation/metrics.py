@@ -627,12 +627,21 @@ def evaluate(
         QueryRow(
             q,
             score_query(
-                index, vec, q.target, k, rule, exact, q.query, lexical_weight, ranking,
-                budgets, detail,
+                index,
+                vec,
+                q.target,
+                k,
+                rule,
+                exact,
+                text=q.query,
+                lexical_weight=lexical_weight,
+                ranking=ranking,
+                budgets=budgets,
+                detail=detail,
             ),
         )
         for q, vec in zip(queries, query_vectors, strict=True)
-    )  # fmt: skip
+    )
     return EvalReport(
         rows,
         aggregate(rows, budgets=budgets),

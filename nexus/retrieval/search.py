@@ -13,7 +13,6 @@ one process (``nexus search --queries``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,37 +94,6 @@ def retrieval_scores(
     if text and lexical_weight > 0 and len(index):
         scores = scores + np.float32(lexical_weight) * index.keywords().relative_scores(text)
     return scores
-
-
-@dataclass(frozen=True)
-class BatchQuery:
-    """One line of a ``nexus search --queries`` file: an id (its line number when absent)."""
-
-    id: str
-    query: str
-
-
-def read_batch(data: str) -> list[BatchQuery]:
-    """Queries from JSONL (``{"id": ..., "query": ...}``; any other fields are ignored) or
-    plain text (one query a line); ValueError names the first bad line."""
-    queries = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if not line.lstrip().startswith("{"):
-            queries.append(BatchQuery(str(number), line.strip()))
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"line {number}: not valid JSON ({exc.msg})") from None
-        text = record.get("query") if isinstance(record, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f'line {number}: a record needs a non-empty "query" string')
-        queries.append(BatchQuery(str(record.get("id", number)), text))
-    if not queries:
-        raise ValueError("the query file holds no queries (one JSON object or text a line)")
-    return queries
 
 
 def hit_record(hit: Hit) -> dict[str, object]:

@@ -34,7 +34,7 @@ from nexus.evaluation.metrics import (
 )
 from nexus.evaluation.side_by_side import SideBySide
 from nexus.retrieval.index import VectorIndex
-from nexus.retrieval.search import Hit
+from nexus.retrieval.search import Hit, search
 from nexus.types import Category, Chunk, FileInfo
 from tests.helpers import make_chunk
 
@@ -411,7 +411,7 @@ def test_score_margin_and_full_rank_are_the_final_ranked_scores() -> None:
     outcome = score_query(
         index, vec, T_STRADDLE, k=2, text="c2 straddle", ranking=DEFAULT_RULES, keep_ranked=True
     )
-    plain = index.search(vec, 2, True, "c2 straddle", 0.0, DEFAULT_RULES)
+    plain = search(index, vec, "c2 straddle", 2, rules=DEFAULT_RULES, exact=True)
     assert [h.chunk.id for h in outcome.hits] == [h.chunk.id for h in plain]
     ranked = outcome.ranked
     targets = [h for h in ranked if is_hit(h.chunk, T_STRADDLE)]
@@ -441,7 +441,7 @@ def test_the_hits_are_the_same_whether_the_target_is_located_or_not() -> None:
     for query in load_queries(root / "queries.jsonl")[:12]:
         vec = embedder.encode([query.query])[0]
         located = score_query(index, vec, query.target, 5, text=query.query, ranking=DEFAULT_RULES)
-        plain = index.search(vec, 5, True, query.query, 0.0, DEFAULT_RULES)
+        plain = search(index, vec, query.query, 5, rules=DEFAULT_RULES, exact=True)
         assert [(h.chunk.id, h.score) for h in located.hits] == [
             (h.chunk.id, h.score) for h in plain
         ]
