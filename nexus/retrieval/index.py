@@ -17,7 +17,7 @@ On disk (``save`` / ``load``), a folder holds::
     chunks.jsonl    one ``Chunk.to_dict()`` per line, in key order
     offsets.npy     int64 (count + 1,): byte offset of each line of chunks.jsonl
     vectors.npy     float32 (count, dim), L2-normalised rows, in key order
-    index.usearch   the usearch graph
+    index.usearch   the usearch graph, once an approximate query has built it
     lexical-*       the keyword (BM25) table: terms, and postings as flat arrays
 
 ``load`` opens all of it memory-mapped (usearch ``view``, numpy ``mmap_mode``, chunks
@@ -115,7 +115,7 @@ class VectorIndex:
             raise ValueError(f"dim must be positive, got {dim}")
         self.dim = dim
         self.model = model
-        self._index = Index(ndim=dim, metric="cos", dtype="f32")
+        self._graph: Index | None = None  # the usearch graph; built on first approximate query
         self._chunks: list[Chunk] | SavedChunks = []
         self._keys: dict[str, int] | None = {}  # chunk id -> key; None until first asked
         self._vectors = np.zeros((0, dim), dtype=np.float32)
@@ -166,13 +166,11 @@ class VectorIndex:
         if not chunks:
             return
         first = len(self._chunks)
-        keys = np.arange(first, first + len(chunks), dtype=np.uint64)
         vectors = _normalise(embeddings)
-        self._index.add(keys, vectors)
         self._chunks.extend(chunks)
         key_of.update({cid: first + i for i, cid in enumerate(ids)})
         self._vectors = np.concatenate([self._vectors, vectors]) if first else vectors
-        self._lexical = self._half = self._names = None
+        self._lexical = self._half = self._names = self._graph = None
 
     # -- the key table ----------------------------------------------------------------
 
@@ -215,14 +213,29 @@ class VectorIndex:
     def nearest(
         self, query_vec: np.ndarray, n: int, *, exact: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Keys of the ``n`` chunks with the highest cosine and those cosines, best first,
-        from the usearch graph (``exact=True``: a brute-force scan, the ground truth)."""
+        """Keys of the ``n`` chunks with the highest cosine and those cosines, best first:
+        ``exact=True`` from the vectors themselves (the exact shortlist, the ground truth),
+        else from the usearch graph, built on the first such query (and saved with the
+        index from then on). Building a graph costs minutes at 40k chunks on 2 cores and
+        the ranking stage never needs one, so an index is built and saved without it."""
         n = min(n, len(self._chunks))
         if n <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        matches = self._index.search(self.query_vector(query_vec), n, exact=exact)
+        if exact:
+            keys = self.best_cosine_keys(query_vec, n).astype(np.int64)
+            cosines = self.cosines(query_vec, keys)
+            order = np.lexsort((keys, -cosines))
+            return keys[order], cosines[order]
+        matches = self._usearch_graph().search(self.query_vector(query_vec), n)
         keys = np.asarray(matches.keys, dtype=np.int64)
         return keys, (1.0 - np.asarray(matches.distances, dtype=np.float32))
+
+    def _usearch_graph(self) -> Index:
+        if self._graph is None:
+            graph = Index(ndim=self.dim, metric="cos", dtype="f32")
+            graph.add(np.arange(len(self._chunks), dtype=np.uint64), np.asarray(self._vectors))
+            self._graph = graph
+        return self._graph
 
     def best_cosine_keys(self, query_vec: np.ndarray, n: int) -> np.ndarray:
         """Keys of the exact ``n`` best chunks by cosine, unordered, without the cosine of
@@ -287,7 +300,10 @@ class VectorIndex:
         _replace(folder / "chunks.jsonl", write_chunks)
         _replace(folder / "offsets.npy", lambda p: _save_npy(p, np.asarray(offsets, np.int64)))
         _replace(folder / "vectors.npy", lambda p: _save_npy(p, np.asarray(self._vectors)))
-        _replace(folder / "index.usearch", lambda p: self._index.save(str(p)))
+        if self._graph is not None:  # else built on the first approximate query after load
+            _replace(folder / "index.usearch", lambda p: self._graph.save(str(p)))
+        else:  # a graph of an earlier build would not match these vectors
+            (folder / "index.usearch").unlink(missing_ok=True)
         keywords = self.keywords()
         terms = "\n".join(keywords.terms)
         _replace(folder / lexical.FILES["terms"], lambda p: p.write_text(terms, encoding="utf-8"))
@@ -341,12 +357,15 @@ class VectorIndex:
         index._keys = None
         index._vectors = np.load(folder / files["vectors"], mmap_mode="r")
         count = int(manifest["count"])
-        if count:  # usearch cannot map an empty index file
-            viewed = Index.restore(str(folder / files["index"]), view=True)
+        graph_file = folder / files["index"]
+        if count and graph_file.exists():  # usearch cannot map an empty index file
+            viewed = Index.restore(str(graph_file), view=True)
             if viewed is None:
-                raise ValueError(f"{folder / files['index']} is not a usearch index: rebuild it")
-            index._index = viewed
-        sizes = {len(index._chunks), index._vectors.shape[0], len(index._index)}
+                raise ValueError(f"{graph_file} is not a usearch index: rebuild it")
+            index._graph = viewed
+        sizes = {len(index._chunks), index._vectors.shape[0]}
+        if index._graph is not None:
+            sizes.add(len(index._graph))
         if sizes != {count} or index._vectors.shape[1:] != (index.dim,):
             raise ValueError(f"{folder} is inconsistent: chunks, vectors and index differ in size")
         if (manifest.get("lexical") or {}).get("version") == lexical.VERSION:

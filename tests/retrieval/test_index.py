@@ -88,3 +88,22 @@ def test_save_load_round_trip(random_index, tmp_path) -> None:
 def test_chunk_dict_round_trip() -> None:
     chunk = make_chunk(3)
     assert Chunk.from_dict(chunk.to_dict()) == chunk
+
+
+def test_the_usearch_graph_is_built_on_the_first_approximate_query_only(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(50, 8)).astype(np.float32)
+    index = VectorIndex.build([make_chunk(i, start=i + 1, end=i + 1) for i in range(50)], vectors)
+    query = rng.normal(size=8).astype(np.float32)
+    exact = [h.key for h in search(index, query, k=5, exact=True)]
+    index.save(tmp_path / "plain")
+    assert not (tmp_path / "plain" / "index.usearch").exists()  # ranked and exact need none
+    opened = VectorIndex.load(tmp_path / "plain")
+    assert [h.key for h in search(opened, query, k=5, exact=False)] == exact  # built on demand
+    search(index, query, k=5, exact=False)
+    index.save(tmp_path / "graph")
+    assert (tmp_path / "graph" / "index.usearch").exists()
+    assert [h.key for h in search(VectorIndex.load(tmp_path / "graph"), query, k=5)] == exact
+    index.add([make_chunk(99, start=200, end=201)], rng.normal(size=(1, 8)))
+    index.save(tmp_path / "graph")  # the old graph does not match the new vectors
+    assert not (tmp_path / "graph" / "index.usearch").exists()
