@@ -19,9 +19,10 @@ CHUNKED = re.compile(r"/([\d,]+) chunks \(")
 
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server whose fake model takes 0.4 s a text: a build lasts long enough to watch."""
+    """A server whose fake model takes 1 s a text: a build lasts long enough to watch
+    (at 0.4 s it had finished before two pages had opened, under load 9)."""
     workdir = tmp_path_factory.mktemp("slow-server")
-    with dashboard_process(workdir, env={"NEXUS_UI_EMBEDDER": "fake:0.4"}) as (url, _process):
+    with dashboard_process(workdir, env={"NEXUS_UI_EMBEDDER": "fake:1.0"}) as (url, _process):
         yield url
 
 

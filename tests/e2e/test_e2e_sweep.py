@@ -18,9 +18,10 @@ LINK = "/Evaluate?repo=sample:express-images&sweep_max=128,256,512,1024&sweep_mi
 
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server whose fake model takes 0.05 s a text: a sweep lasts long enough to cancel."""
+    """A server whose fake model takes 0.2 s a text: a sweep lasts long enough to cancel
+    on a loaded machine (at 0.05 s it had finished before the click, under load 9)."""
     workdir = tmp_path_factory.mktemp("sweep-server")
-    with dashboard_process(workdir, env={"NEXUS_UI_EMBEDDER": "fake:0.05"}) as (url, _process):
+    with dashboard_process(workdir, env={"NEXUS_UI_EMBEDDER": "fake:0.2"}) as (url, _process):
         yield url
 
 

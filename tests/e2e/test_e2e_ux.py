@@ -206,6 +206,7 @@ def test_a_selected_search_hit_travels_in_the_link(browser, server) -> None:
     expect(main.locator("[data-testid='stCode']").first).to_be_visible()
     link = page.url
     opened = context.new_page()
+    opened.set_default_timeout(90_000)  # a new page waits 30 s by default: too short here
     opened.goto(link)
     wait_builds(opened)
     expect(opened.locator(".st-key-hit_ast_2 input")).to_be_checked()
