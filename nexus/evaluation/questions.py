@@ -187,7 +187,8 @@ def question_scores(
     present = sum(1 for p in question.targets if p.file in indexed_files)
     ideal = _dcg(range(1, min(K, present) + 1))
     return {
-        "NDCG@10": _dcg(found) / ideal if ideal else 0.0,
+        # a rank gains once, even when its chunk covers two targets (NDCG stays <= 1)
+        "NDCG@10": _dcg(set(found)) / ideal if ideal else 0.0,
         "MRR@10": 1.0 / min(found) if found else 0.0,
         "R@5": sum(1 for r in found if r <= 5) / len(question.targets),
     }

@@ -96,6 +96,11 @@ def test_ndcg_on_hand_checked_examples() -> None:
     assert question_scores(question, _chunks(("a.ts", 1, 10)), {"a.ts"})["NDCG@10"] == 1.0
     # Nothing found.
     assert question_scores(question, _chunks(("c.ts", 1, 9)), files)["NDCG@10"] == 0.0
+    # A rank gains once: one chunk covering two targets of a file scores below 1, never above.
+    nested = _question(Place("a.ts", 10, 20), Place("a.ts", 12, 14))
+    one = question_scores(nested, _chunks(("a.ts", 1, 30)), {"a.ts"})
+    assert one["NDCG@10"] == pytest.approx(1 / ideal)
+    assert one["R@5"] == 1.0
 
 
 def test_summaries_per_category() -> None:
