@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from nexus.evaluation.metrics import QueryOutcome
-from nexus.retrieval.index import Hit
 from nexus.retrieval.ranking import ScorePart
+from nexus.retrieval.search import Hit
 from nexus.ui.scores import parts_figure, target_metrics
 from tests.helpers import make_chunk
 
