@@ -65,12 +65,18 @@ def join(first: Chunk, second: Chunk) -> Chunk:
 
 def window_chunk(chunks: Sequence[Chunk], head: int, keys: Sequence[int]) -> Chunk:
     """The chunk a window of neighbouring ``keys`` shows; the ``head`` chunk (the best
-    scored) lends it its symbol, kind and context."""
+    scored) lends it its symbol, kind and context, unless the head is module code and the
+    window holds a unit: then the largest unit names it (a window over ``LineDecoder``
+    and the module lines after it is ``LineDecoder``, not "module code")."""
     ordered = sorted(keys)
     window = chunks[ordered[0]]
     for key in ordered[1:]:
         window = join(window, chunks[key])
     best = chunks[head]
+    if best.symbol is None:
+        units = [chunks[key] for key in ordered if chunks[key].symbol is not None]
+        if units:
+            best = max(units, key=lambda c: c.end_line - c.start_line)
     return replace(
         window,
         id=best.id if len(ordered) == 1 else window.id,

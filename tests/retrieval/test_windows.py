@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
-from nexus.retrieval.windows import gather, join, joinable
+from nexus.retrieval.windows import gather, join, joinable, window_chunk
 from tests import helpers
 
 SOURCE = (
@@ -89,3 +91,12 @@ def test_the_top_k_holds_k_places_and_each_hit_shows_its_window() -> None:
     assert shown[0].symbol == "split"  # the best-scored chunk names the window
     alone = rank(chunks, dense, keyword, "how is text split", 2, RankingRules(window_lines=0))
     assert [hit_chunk(chunks, r).id for r in alone] == ["split", "parse"]
+
+
+def test_a_window_headed_by_module_code_is_named_after_its_unit() -> None:
+    module = replace(_slice("tail", 7, 8), symbol=None, symbols=())
+    chunks = [PARSE, SPLIT, module]
+    window = window_chunk(chunks, 2, (1, 2))  # the module lines scored best
+    assert (window.symbol, window.start_line, window.end_line) == ("split", 4, 8)
+    assert window_chunk(chunks, 1, (1, 2)).symbol == "split"
+    assert window_chunk([module], 0, (0,)).symbol is None  # nothing else to name it
