@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,10 @@ def _session(params, script):
         async with Client(params, read_timeout_seconds=120) as client:
             return await script(client)
 
-    return asyncio.run(main())
+    # A thread of its own: the browser tests' sync Playwright keeps an event loop
+    # running on the main thread for the session, and asyncio.run refuses to nest.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()
 
 
 def _data(result) -> dict:
