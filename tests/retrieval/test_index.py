@@ -76,6 +76,7 @@ def test_k_larger_than_index_and_empty_index() -> None:
 
 def test_save_load_round_trip(random_index, tmp_path) -> None:
     index, _ = random_index
+    search(index, np.ones(32, dtype=np.float32), k=1)  # builds the usearch graph: saved too
     index.save(tmp_path / "idx")
     loaded = VectorIndex.load(tmp_path / "idx")
     assert loaded.model == "random" and loaded.dim == 32 and len(loaded) == 200

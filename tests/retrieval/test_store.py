@@ -35,8 +35,10 @@ def random_index(n: int = 300, dim: int = 16) -> VectorIndex:
 
 def test_saved_index_opens_memory_mapped_and_searches_alike(tmp_path) -> None:
     index = random_index()
+    search(index, np.ones(16, dtype=np.float32), k=1)  # builds the usearch graph: saved too
     index.save(tmp_path / "idx")
     opened = VectorIndex.load(tmp_path / "idx")
+    assert opened._graph is not None  # the same graph, so approximate answers agree
     assert isinstance(opened.vectors, np.memmap)  # vectors stay on disk
     assert isinstance(opened._chunks, SavedChunks)  # chunks parsed per hit
     assert opened.folder == tmp_path / "idx"
