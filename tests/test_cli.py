@@ -464,3 +464,29 @@ def test_eval_sweep_says_which_queries_it_scores_and_chooses_by_a_budget(
     argv += ["--sweep-max", "128", "--sweep-min", "0", "--choose-by", "MRR@10"]
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "(chosen by MRR@10" in out
+
+
+def test_index_estimates_chunks_over_the_window_from_a_sample(capsys, monkeypatch, tmp_path):
+    """Counting every chunk's word pieces cost 15 s on a large repository: past
+    ``OVER_WINDOW_SAMPLE`` chunks the line says "about" and counts a sample."""
+    import re
+
+    from nexus.cli import indexes
+
+    class EverythingIsLong(CountingEmbedder):
+        last_hits = last_misses = 0
+
+        def count_wordpieces(self, texts):
+            self.counted = len(texts)
+            return [self.max_seq_length + 1] * len(texts)
+
+    for sample, says in [(10_000, ""), (2, "about ")]:
+        embedder = EverythingIsLong()
+        monkeypatch.setattr(indexes, "cached_embedder", lambda args, config, e=embedder: e)
+        monkeypatch.setattr(indexes, "OVER_WINDOW_SAMPLE", sample)
+        cache = str(tmp_path / f"cache-{sample}")
+        code, out, _ = run(capsys, "index", str(EVAL_REPO), "--cache", cache)
+        chunks = int(re.search(r"indexed (\d+) ast chunks", out).group(1))
+        assert code == 0 and chunks > 4
+        assert f"; {says}{chunks} chunks (100%) are longer than the model's 256" in out
+        assert embedder.counted == (chunks if not says else len(range(0, chunks, chunks // 2)))

@@ -19,10 +19,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from tokenizers import Tokenizer
 
 from nexus.retrieval import embedding
 from nexus.retrieval.embedding import (
@@ -123,6 +126,8 @@ class StaticEmbedder:
         self.name: str = name or self.model_path.name
         self.max_seq_length: int = STATIC_MAX_LENGTH
         self._model: StaticModel | None = None
+        self._float_table: np.ndarray | None = None
+        self._counter: Tokenizer | None = None
         self._lock = threading.Lock()
 
     def load(self) -> StaticModel:
@@ -140,6 +145,8 @@ class StaticEmbedder:
                     raise ModelUnavailableError(
                         f"cannot load the static model from {self.model_path}: {exc}"
                     ) from exc
+                # ``encode`` tokenizes itself: the same window model2vec's ``encode`` sets.
+                self._model.tokenizer.enable_truncation(self.max_seq_length)
             return self._model
 
     @property
@@ -147,24 +154,51 @@ class StaticEmbedder:
         return int(self.load().dim)
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """Unit vectors equal to model2vec's ``encode`` (bit for bit, tested), computed as one
+        sparse product (texts x word pieces) @ (word pieces x dims) per call instead of one
+        mean per text length: the means were a third of a fast-tier build's time."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.load().encode(
-            list(texts),
-            max_length=self.max_seq_length,
-            show_progress_bar=False,
-            use_multiprocessing=False,
+        model = self.load()
+        cut = self.max_seq_length * model.median_token_length  # what model2vec cuts to
+        encodings = model.tokenizer.encode_batch_fast(
+            [text[:cut] for text in texts], add_special_tokens=False
         )
-        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        unknown = model.unk_token_id
+        ids = [[i for i in e.ids if i != unknown] for e in encodings]
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        starts = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(starts[-1]))
+        counts = csr_matrix(
+            (np.ones(len(flat), dtype=np.float32), flat, starts),
+            shape=(len(ids), self._table().shape[0]),
+        )
+        # model2vec rounds the mean and the unit vector to the table's float16: so do we.
+        means = (counts @ self._table()) / np.maximum(lengths, 1)[:, None]
+        means = means.astype(model.embedding.dtype).astype(np.float32)
+        norms = np.linalg.norm(means, axis=1, keepdims=True)
+        vectors = (means / (norms + 1e-32)).astype(model.embedding.dtype).astype(np.float32)
         if progress is not None:
             progress(len(texts), len(texts))
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
+    def _table(self) -> np.ndarray:
+        """The model's word-piece vectors as float32, made once."""
+        if self._float_table is None:
+            self._float_table = np.asarray(self.load().embedding, dtype=np.float32)
+        return self._float_table
+
     def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        """Whole lengths, past the window: counted by an untruncated copy of the tokenizer
+        (``encode`` truncates, so its own would never report a text as too long)."""
         if not texts:
             return []
-        encodings = self.load().tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        if self._counter is None:
+            self._counter = Tokenizer.from_str(self.load().tokenizer.to_str())
+            self._counter.no_truncation()
+        encodings = self._counter.encode_batch_fast(list(texts), add_special_tokens=True)
         return [len(e.ids) for e in encodings]
 
     def __repr__(self) -> str:

@@ -103,6 +103,27 @@ def test_static_embedder_is_an_embedder(static_model_dir):
     assert embedder.encode([]).shape == (0, embedder.dim)
     short, longer = embedder.count_wordpieces(["a b c d", "a b c d e f"])
     assert longer - short == 2 and short >= 4
+    (past_the_window,) = embedder.count_wordpieces(["word " * (embedder.max_seq_length + 10)])
+    assert past_the_window > embedder.max_seq_length  # counted whole, though encode truncates
+
+
+def test_static_embedder_equals_model2vec_encode(static_model_dir):
+    """The sparse-product encode gives model2vec's own vectors: same cut, same word pieces
+    (unknown ones dropped), same float16 rounding; empty, odd and over-long texts too."""
+    embedder = StaticEmbedder(static_model_dir)
+    texts = [
+        "def parse_config(path):\n    return toml.loads(path.read_text())",
+        "",
+        "   ",
+        "\u00e9t\u00e9 \u2603 \U0001f600 \u4e2d\u6587 getCookie(name)",
+        "createSubscription " * 900,  # beyond the window and beyond the character cut
+        "x",
+    ]
+    expected = embedder.load().encode(texts, max_length=embedder.max_seq_length)
+    expected = np.asarray(expected, dtype=np.float32)
+    norms = np.linalg.norm(expected, axis=1, keepdims=True)
+    expected = expected / np.where(norms == 0, 1, norms)
+    np.testing.assert_array_equal(embedder.encode(texts), expected)
 
 
 def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch, tmp_path):
