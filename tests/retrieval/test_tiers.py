@@ -19,6 +19,7 @@ from nexus.retrieval.embedding import (
     EmbeddingCache,
     ModelUnavailableError,
 )
+from nexus.retrieval.textview import code_as_words
 from nexus.retrieval.tiers import (
     STATIC_MODEL_NAME,
     StaticEmbedder,
@@ -109,7 +110,8 @@ def test_static_embedder_is_an_embedder(static_model_dir):
 
 def test_static_embedder_equals_model2vec_encode(static_model_dir):
     """The sparse-product encode gives model2vec's own vectors: same cut, same word pieces
-    (unknown ones dropped), same float16 rounding; empty, odd and over-long texts too."""
+    (unknown ones dropped), same float16 rounding; empty, odd and over-long texts too, and
+    words views, whose pieces come from the word memo (filled, then read: twice)."""
     embedder = StaticEmbedder(static_model_dir)
     texts = [
         "def parse_config(path):\n    return toml.loads(path.read_text())",
@@ -118,12 +120,17 @@ def test_static_embedder_equals_model2vec_encode(static_model_dir):
         "\u00e9t\u00e9 \u2603 \U0001f600 \u4e2d\u6587 getCookie(name)",
         "createSubscription " * 900,  # beyond the window and beyond the character cut
         "x",
+        # words views (looked up word by word): known words, rare ones, digits, one long
+        code_as_words(Path(__file__).read_text()),
+        "get cookie parse set cookie header 42 supercalifragilistic zzyzx qwertyuiopasdf",
+        "get cookie " * 600,
     ]
     expected = embedder.load().encode(texts, max_length=embedder.max_seq_length)
     expected = np.asarray(expected, dtype=np.float32)
     norms = np.linalg.norm(expected, axis=1, keepdims=True)
     expected = expected / np.where(norms == 0, 1, norms)
     np.testing.assert_array_equal(embedder.encode(texts), expected)
+    np.testing.assert_array_equal(embedder.encode(texts[::-1]), expected[::-1])
 
 
 def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch, tmp_path):
