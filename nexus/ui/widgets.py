@@ -53,14 +53,16 @@ def kept_values(
 ) -> dict[str, Any]:
     """What a page re-assigns at the top of a run (``state.page_setup``): ``values``
     (the session's kept keys), but a slider the user has moved since ``last_run`` (the
-    values the previous run set up) is left alone, and on a page switch a slider the
-    session has lost takes its ``last_run`` value.
+    values the previous run set up) is left alone, and on a page switch any kept value
+    the session has lost takes its ``last_run`` value.
 
     Re-assigning keeps a widget's value when its page is left, but it also makes
     Streamlit send the run's value back to the browser. A slider sends a rerun per
     arrow-key step, so a run overtaken by the next step pushed its older value back and
     the burst settled there (pressed to 544, ended at 512). Left alone, a moved slider's
     value lives only in its widget, which a page switch drops: hence ``last_run`` then.
+    Other widgets lose theirs too when a switch stops their page's run before they were
+    drawn (a shared link's query was gone on coming back to Search, under load).
     """
     kept = {}
     for key in KEPT_KEYS:
@@ -68,7 +70,7 @@ def kept_values(
             key not in SLIDERS or page_switched or values[key] == last_run.get(key)
         ):
             kept[key] = values[key]
-        elif key in SLIDERS and page_switched and key in last_run:
+        elif page_switched and key in last_run:
             kept[key] = last_run[key]
     return kept
 

@@ -1,5 +1,5 @@
 """Which kept values a page re-assigns: a moved slider is left to the browser, and a page
-switch brings every slider back from the last run."""
+switch brings every kept value the session lost back from the last run."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ LAST = {"max_tokens": 512, "k": 5, "query": "a", "file": "x.js"}
         ({**LAST, "query": "b"}, False, {**LAST, "query": "b"}),
         # A page switch: the moved slider's widget was dropped; the last run's value is back.
         ({"query": "a", "file": "x.js"}, True, LAST),
+        # A page switch stopped the page's run before its query box was drawn: the
+        # session lost the query (and the slider); the last run's values come back.
+        ({"file": "x.js"}, True, LAST),
         # A page switch keeps a value the session holds (set by a callback, say).
         ({**LAST, "max_tokens": 64}, True, {**LAST, "max_tokens": 64}),
     ],
