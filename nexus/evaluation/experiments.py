@@ -163,20 +163,29 @@ DISTRACTOR_SEED = "nexus-sweep"
 def sweep_files(
     analyses: Sequence[FileAnalysis], queries: Sequence[Query], distractors: int | None
 ) -> list[FileAnalysis]:
-    """The files a sweep chunks: every file holding a target, plus a fixed random sample of
-    ``distractors`` others (``None``: every file).
+    """The analysed files a sweep chunks: those of ``sweep_paths``, in their order."""
+    kept = sweep_paths([a.source.info.path for a in analyses], queries, distractors)
+    return [a for a in analyses if a.source.info.path in kept]
+
+
+def sweep_paths(
+    paths: Sequence[str], queries: Sequence[Query], distractors: int | None
+) -> set[str]:
+    """The files a sweep chunks, of ``paths``: every file holding a target, plus a fixed
+    random sample of ``distractors`` others (``None``: every file).
 
     On a large repository most of a sweep's time is chunking and searching files no query
     targets; a sample of them keeps the competition while cutting that time. Scores run
     higher than over every file (fewer distractors), the settings' order barely moves
-    (measured in ``bench/fast_sweep.py``).
+    (measured in ``bench/fast_sweep.py``). Chosen by path alone, so a caller can leave the
+    other files unread and unparsed.
     """
     if distractors is None:
-        return list(analyses)
+        return set(paths)
     targets = {q.target.file for q in queries}
-    others = sorted(a.source.info.path for a in analyses if a.source.info.path not in targets)
+    others = sorted(path for path in paths if path not in targets)
     picked = set(random.Random(DISTRACTOR_SEED).sample(others, min(distractors, len(others))))
-    return [a for a in analyses if a.source.info.path in targets or a.source.info.path in picked]
+    return {path for path in paths if path in targets or path in picked}
 
 
 def sweep_grid(
@@ -187,9 +196,10 @@ def sweep_grid(
     return grid + [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
 
 
-#: Chunks the counting pass keeps for the settings' runs (about 1 KB each); past this a
-#: setting is chunked again when it runs rather than held in memory meanwhile.
-KEPT_CHUNKS = 100_000
+#: Chunks the counting pass keeps for the settings' runs (1-2 KB each); past this a
+#: setting is chunked again when it runs rather than held in memory meanwhile. The
+#: default sweep of the 6,405-file scale corpus (targets + 1,000 files) makes 131k.
+KEPT_CHUNKS = 200_000
 
 
 def sweep(
