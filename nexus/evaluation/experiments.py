@@ -59,12 +59,17 @@ def evaluate_config(
     progress: Callable[[int, int], None] | None = None,
     chunks: Sequence[Chunk] | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    cancel: Callable[[], bool] | None = None,
 ) -> ConfigResult:
     """Chunk with ``config`` (unless its ``chunks`` are given), embed (through whatever
-    cache ``embedder`` has), score: ranks and budget metrics (no per-query margins)."""
+    cache ``embedder`` has), score: ranks and budget metrics (no per-query margins).
+    ``cancel`` is asked once the chunks are embedded: True raises ``EmbeddingCancelled``
+    rather than score (seconds on a large repository)."""
     if chunks is None:
         chunks = chunk_analyses(analyses, config, repo=repo)
     index = VectorIndex.from_chunks(chunks, embedder, progress)
+    if cancel is not None and cancel():
+        raise EmbeddingCancelled(f"cancelled before scoring {describe(config)}")
     window = embedder.max_seq_length
     over = sum(
         1 for n in embedder.count_wordpieces([c.embedding_text for c in chunks]) if n > window
@@ -310,6 +315,7 @@ def sweep(
             results[pair] = evaluate_config(
                 analyses, repo, configured(pair), queries, memo, query_vectors,
                 lambda _done, _total, what=what: report(f"{what}: embedding"), chunks, budgets,
+                cancel,
             )  # fmt: skip
             scoring = scoring.after(1, clock() - began - (embedding_s - embedded_before))
     except EmbeddingCancelled:
