@@ -452,8 +452,8 @@ def score_query(
     )
 
 
-#: Floats in one block of the queries x chunks cosine matrix (64 MB): the queries of a
-#: large index are scored a block at a time.
+#: Floats in one block of the queries x chunks cosine matrix (64 MB, and two copies while
+#: the cuts are found): the queries of a large index are scored a block at a time.
 COSINE_BLOCK = 1 << 24
 #: How far one cosine from the matrix product may be from the same cosine computed for
 #: one query (float32 sums of 384 terms of unit vectors: well under this).
