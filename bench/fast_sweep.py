@@ -16,8 +16,13 @@ comments blanked in what is indexed). The sweep is the Evaluate page's default g
 * ``targets + sample, no reuse``: the same files with no cache: every setting embeds
   all its chunks (what reuse saves; on the whole corpus this takes too long here);
 * ``default: targets + sample, doc queries``: what ``nexus eval --sweep`` does with no
-  options: targets + sample with reuse, scoring the doc variant only (the one its table
-  shows; a doc query's target files decide the sample), with the budget metrics.
+  options, in this process: its six settings (no 512/64) over targets + sample, scoring
+  the doc variant only (the one its table shows; a doc query's target files decide the
+  sample), with the budget metrics, each distinct text embedded once (the sweep's memo)
+  and no disk cache in front of the fast tier;
+* ``the command: nexus eval --sweep``: that command itself, with default options, in a
+  process of its own: reading, blanking and parsing the sampled files, loading the
+  model, the sweep and its table; wall and CPU seconds of the whole command.
 
 Parsing the corpus (once, shared by every lever and every setting) is timed apart and
 counted in each lever's total. Each lever also says how many texts it embedded.
@@ -32,6 +37,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +46,7 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 from scipy.stats import spearmanr
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +59,12 @@ from nexus.evaluation.experiments import sweep, sweep_files  # noqa: E402
 from nexus.evaluation.generate import blanked_repository, generate  # noqa: E402
 from nexus.evaluation.metrics import load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache  # noqa: E402
+from nexus.retrieval.embedding import (  # noqa: E402
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    Wrapper,
+)
 from nexus.retrieval.tiers import FAST, tier_embedder  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -65,7 +78,9 @@ NO_REUSE = "targets + sample, no reuse"
 #: What ``nexus eval --sweep`` does by default: targets + sample, with reuse, scoring the
 #: doc variant only (the one its table shows), budget metrics included.
 DEFAULT = "default: targets + sample, doc queries"
-LEVERS = ("reuse", "targets + sample", NO_REUSE, DEFAULT)
+#: ``nexus eval --sweep`` with default options, timed as a command.
+COMMAND = "the command: nexus eval --sweep"
+LEVERS = ("reuse", "targets + sample", NO_REUSE, DEFAULT, COMMAND)
 #: The generated query set, kept beside the corpus (making it parses every file).
 QUERIES = CORPUS.parent / "queries.jsonl"
 
@@ -74,10 +89,27 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+class Counting(Wrapper):
+    """Counts the texts the model is asked to embed (what the cache and memo lacked)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.misses = 0
+
+    def encode(self, texts: Sequence[str], progress: object = None) -> np.ndarray:
+        self.misses += len(texts)
+        return self.inner.encode(texts)
+
+    def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.count_wordpieces(texts)
+
+
 def run_lever(lever: str, analyses, repo_name: str, queries, embedder: Embedder) -> dict:
     """One sweep; ``embedder`` is plain or cached as the lever says."""
-    if lever != NO_REUSE:
+    embedder = Counting(embedder)
+    if lever not in (NO_REUSE, DEFAULT):
         embedder = CachedEmbedder(embedder, EmbeddingCache(tempfile.mkdtemp(prefix="fast-sweep-")))
+    extra = [] if lever == DEFAULT else [(ChunkConfig().max_tokens, ChunkConfig().min_tokens)]
     marks: list[tuple[float, str]] = []
     start, cpu = time.perf_counter(), time.process_time()
     results = sweep(
@@ -89,7 +121,7 @@ def run_lever(lever: str, analyses, repo_name: str, queries, embedder: Embedder)
         GRID_MAX,
         GRID_MIN,
         lambda status: marks.append((time.perf_counter() - start, status.summary())),
-        extra=[(ChunkConfig().max_tokens, ChunkConfig().min_tokens)],
+        extra=extra,
     )
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     settings = {
@@ -101,7 +133,7 @@ def run_lever(lever: str, analyses, repo_name: str, queries, embedder: Embedder)
         }
         for r in results
     }
-    embedded = getattr(embedder, "misses", sum(s["chunks"] for s in settings.values()))
+    embedded = embedder.misses
     out = {
         "files": len(analyses),
         "sweep_s": round(seconds, 1),
@@ -111,6 +143,29 @@ def run_lever(lever: str, analyses, repo_name: str, queries, embedder: Embedder)
         "settings": settings,
     }
     print(f"[{lever}] {json.dumps(out)}", flush=True)
+    return out
+
+
+def run_command() -> dict:
+    """``nexus eval --sweep`` with default options, as a user types it (this tree's code,
+    the distilled model from ``$NEXUS_CACHE_DIR``): wall and CPU seconds of the whole
+    command, and its table's figures per setting."""
+    argv = [sys.executable, "-m", "nexus.cli", "eval", str(CORPUS), "--queries", str(QUERIES)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    done = subprocess.run([*argv, "--sweep"], capture_output=True, text=True, env=env, check=True)
+    seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    settings = {}
+    for cells in (line.split() for line in done.stdout.splitlines()):
+        # ast 128/0 auto | chunks | R@1k R@2k R@4k | tokens@10 | MRR@10 | R@5 | lines@5 | > window
+        if len(cells) == 12 and cells[0] == "ast":
+            settings[cells[1]] = {"chunks": int(cells[3]), "MRR@10": float(cells[8]),
+                                  "R@5": float(cells[9]), "R@1k": float(cells[4])}  # fmt: skip
+    best = next((line for line in done.stdout.splitlines() if line.startswith("best:")), "")
+    out = {"sweep_s": round(seconds, 1), "sweep_cpu_s": round(cpu, 1), "load_after": load(),
+           "settings": settings, "best": best}  # fmt: skip
+    print(f"[{COMMAND}] {json.dumps(out)}", flush=True)
     return out
 
 
@@ -153,6 +208,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     }
     doc = [q for q in queries if q.variant == "doc"]
     for lever in levers:
+        if lever == COMMAND:  # reads, blanks and parses the files itself
+            run = run_command()
+            run.update(files=len(sweep_files(analyses, doc, DISTRACTORS)), queries=len(doc),
+                       texts_embedded="", parse_s=0.0, total_s=run["sweep_s"],
+                       total_cpu_s=run["sweep_cpu_s"])  # fmt: skip
+            runs[lever] = {**run, "date": date.today().isoformat()}
+            write(facts, runs)
+            continue
         chosen, scored = analyses, queries
         if lever.startswith("targets + sample"):
             chosen = sampled
@@ -165,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         run["parse_s"] = round(parse_s * share, 1)
         run["total_s"] = round(run["sweep_s"] + run["parse_s"], 1)
         run["total_cpu_s"] = round(run["sweep_cpu_s"] + parse_cpu * share, 1)
-        runs[lever] = run
+        runs[lever] = {**run, "date": date.today().isoformat()}
         write(facts, runs)  # after every lever: a long run keeps what it measured
 
 
@@ -204,12 +267,12 @@ def markdown(s: dict) -> str:
         "The sweep runs in one process (one core, numpy may use both): CPU seconds say what "
         "it costs on an idle machine, wall seconds what it took here.",
         "",
-        "| lever | files | queries scored | texts embedded | sweep wall s | sweep CPU s | "
-        "+ parse wall s | total wall s | total CPU s | load after |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| lever | measured | files | queries scored | texts embedded | sweep wall s | "
+        "sweep CPU s | + parse wall s | total wall s | total CPU s | load after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
         *(
-            f"| {lever} | {r['files']} | {r.get('queries', s['queries'])} | "
-            f"{r['texts_embedded']} | {r['sweep_s']} | "
+            f"| {lever} | {r.get('date', '')} | {r['files']} | "
+            f"{r.get('queries', s['queries'])} | {r['texts_embedded']} | {r['sweep_s']} | "
             f"{r['sweep_cpu_s']} | {r['parse_s']} | {r['total_s']} | **{r['total_cpu_s']}** | "
             f"{r['load_after']} |"
             for lever, r in s["runs"].items()
@@ -220,8 +283,13 @@ def markdown(s: dict) -> str:
     ]
     first = next(iter(s["runs"].values()))
     for key, row in first["settings"].items():
-        cells = " | ".join(f"{r['settings'][key]['MRR@10']:.3f}" for r in s["runs"].values())
+        cells = " | ".join(
+            f"{r['settings'][key]['MRR@10']:.3f}" if key in r["settings"] else ""
+            for r in s["runs"].values()
+        )
         lines.append(f"| {key} | {cells} | {row['chunks']} |")
+    if COMMAND in s["runs"]:
+        lines += ["", f"The command's answer: {s['runs'][COMMAND]['best']}"]
     if s["bias"]:
         lines += [
             "",

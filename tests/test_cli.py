@@ -450,6 +450,29 @@ def test_eval_refuses_bad_budgets_and_choices(capsys, monkeypatch, tmp_path, fla
     assert code == 2 and message in err
 
 
+def test_eval_sweep_parses_only_the_files_it_samples(capsys, monkeypatch, tmp_path):
+    """``--distractors 0``: the files without a target are neither blanked nor parsed."""
+    from nexus.chunking import pipeline
+    from nexus.evaluation.metrics import load_queries
+
+    _fake_model(monkeypatch, tmp_path)
+    parsed: list[str] = []
+    real = pipeline.analyze_files
+
+    def recorded(files, encoding, progress=None):  # noqa: ANN001, ANN202
+        files = list(files)
+        parsed.extend(source.info.path for source in files)
+        return real(files, encoding, progress)
+
+    monkeypatch.setattr(pipeline, "analyze_files", recorded)
+    repo = SAMPLES / "ts-payments"
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--sweep"]
+    code, _, _ = run(capsys, *argv, "--sweep-max", "256", "--sweep-min", "0", "--distractors", "0")
+    assert code == 0
+    targets = {q.target.file for q in load_queries(repo / "queries.jsonl") if q.variant == "doc"}
+    assert targets and set(parsed) == targets
+
+
 def test_eval_sweep_says_which_queries_it_scores_and_chooses_by_a_budget(
     capsys, monkeypatch, tmp_path
 ):

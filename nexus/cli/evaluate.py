@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from nexus.cli import indexes as index_verb
 from nexus.cli.common import STRATEGY_LABELS, config_from_args, open_target, strategies
 from nexus.cli.indexes import saved_indexes
 from nexus.config import ChunkConfig
+from nexus.ingest.repository import Repository
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from nexus.evaluation.experiments import check_choice, default_choice, sweep_files
+    from nexus.evaluation.experiments import check_choice, default_choice
     from nexus.evaluation.metrics import (
         compare,
         comparison_table,
@@ -43,6 +45,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _eval_questions(args, config, parse_questions(data), budgets)
     queries = load_queries(args.queries)
     repo = open_target(args)
+    if unreachable := unreachable_targets(queries, repo.files):
+        print(unreachable_summary(unreachable, len(queries)))
+        print(render_text(unreachable_table(unreachable)))
+    if args.sweep:  # the files it samples alone are blanked and parsed
+        queries = headline_queries(queries)
+        repo = sweep_repository(repo, queries, parse_distractors(args.distractors))
     blank = args.blank_docs
     if blank is None:  # as the set asks: generated sets blank the doc comments
         from nexus.evaluation.generate import blanks_docs
@@ -53,19 +61,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         print("doc comments blanked in what is indexed (lines kept)", file=sys.stderr)
         repo = blanked_repository(repo)
-    if unreachable := unreachable_targets(queries, repo.files):
-        print(unreachable_summary(unreachable, len(queries)))
-        print(render_text(unreachable_table(unreachable)))
     if args.sweep:
         from nexus.chunking.pipeline import analyze_files
+        from nexus.retrieval.embedding import CachedEmbedder
 
         embedder = index_verb.cached_embedder(args, config)
-        queries = headline_queries(queries)
-        analyses = sweep_files(
-            analyze_files(repo.source_files(), config.encoding),
-            queries,
-            parse_distractors(args.distractors),
-        )
+        if args.tier == "fast" and isinstance(embedder, CachedEmbedder):
+            embedder = embedder.inner  # it embeds about as fast as the disk cache reads
+        analyses = analyze_files(repo.source_files(), config.encoding)
         return _sweep(args, config, repo.name, analyses, queries, embedder, budgets)
     embedder, opened = saved_indexes(args, config, strategies(args), repo)
     indexes = [one.index for one in opened]
@@ -130,6 +133,16 @@ def headline_queries(queries: list) -> list:
     from nexus.evaluation.experiments import HEADLINE_VARIANT
 
     return [q for q in queries if q.variant == HEADLINE_VARIANT] or queries
+
+
+def sweep_repository(repo: Repository, queries: list, distractors: int | None) -> Repository:
+    """``repo`` with only the chunkable files a sweep chunks (``experiments.sweep_paths``):
+    on the scale corpus 1,254 of 6,405, so the rest are neither blanked nor parsed."""
+    from nexus.evaluation.experiments import sweep_paths
+
+    kept = sweep_paths([info.path for info in repo.chunkable_files()], queries, distractors)
+    files = tuple(info for info in repo.files if not info.chunkable or info.path in kept)
+    return replace(repo, files=files)
 
 
 def parse_distractors(text: str) -> int | None:

@@ -20,12 +20,11 @@ from nexus.config import ChunkConfig
 from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.metrics import EvalReport, Query, evaluate
 from nexus.evaluation.text_memo import TextMemo
-from nexus.retrieval.embedding import Embedder, EmbeddingCancelled
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
-from nexus.runtime.builds import ETA_SMOOTHING
-from nexus.runtime.progress import duration
+from nexus.runtime.progress import Pace, duration
 from nexus.types import Chunk
 
 HEADLINE_VARIANT = "doc"
@@ -60,12 +59,17 @@ def evaluate_config(
     progress: Callable[[int, int], None] | None = None,
     chunks: Sequence[Chunk] | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    cancel: Callable[[], bool] | None = None,
 ) -> ConfigResult:
     """Chunk with ``config`` (unless its ``chunks`` are given), embed (through whatever
-    cache ``embedder`` has), score: ranks and budget metrics (no per-query margins)."""
+    cache ``embedder`` has), score: ranks and budget metrics (no per-query margins).
+    ``cancel`` is asked once the chunks are embedded: True raises ``EmbeddingCancelled``
+    rather than score (seconds on a large repository)."""
     if chunks is None:
         chunks = chunk_analyses(analyses, config, repo=repo)
     index = VectorIndex.from_chunks(chunks, embedder, progress)
+    if cancel is not None and cancel():
+        raise EmbeddingCancelled(f"cancelled before scoring {describe(config)}")
     window = embedder.max_seq_length
     over = sum(
         1 for n in embedder.count_wordpieces([c.embedding_text for c in chunks]) if n > window
@@ -108,15 +112,16 @@ class SweepCancelled(RuntimeError):
 @dataclass(frozen=True)
 class SweepStatus:
     """Where a sweep stands (a snapshot): settings and distinct chunk texts done, and the
-    pace the time left is reckoned from."""
+    paces the time left is reckoned from (``progress.Pace``, over timed work only)."""
 
     what: str
     settings_done: int
     settings: int
     texts_done: int  # distinct chunk texts embedded (or answered by the cache) so far
     texts: int  # distinct chunk texts the pending settings need (0 before they are counted)
-    seconds_per_text: float | None = None  # smoothed over the batches (ETA_SMOOTHING)
-    seconds_per_setting: float | None = None  # chunking and scoring, embedding aside
+    seconds_per_text: float | None = None  # the model's, per text it embedded
+    seconds_per_setting: float | None = None  # scoring one setting (its index, its queries)
+    cached_left: int = 0  # of the texts left, those the embedding cache holds: no model time
 
     @property
     def fraction(self) -> float:
@@ -129,19 +134,22 @@ class SweepStatus:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left: texts left at the smoothed pace plus the settings' own work."""
+        """Seconds left: the texts the model has left at its pace, plus the settings left
+        at the scoring pace. None while either pace it needs is unknown: a partial sum
+        (the embedding without the scoring) would read as a time left that then jumps."""
         if self.settings_done >= self.settings:
             return 0.0
-        if self.seconds_per_text is None and self.seconds_per_setting is None:
+        model_left = max(self.texts - self.texts_done - self.cached_left, 0)
+        if (model_left and self.seconds_per_text is None) or self.seconds_per_setting is None:
             return None
-        texts_left = max(self.texts - self.texts_done, 0)
         settings_left = self.settings - self.settings_done
-        return texts_left * (self.seconds_per_text or 0.0) + settings_left * (
-            self.seconds_per_setting or 0.0
+        return model_left * (self.seconds_per_text or 0.0) + settings_left * (
+            self.seconds_per_setting
         )
 
     def summary(self) -> str:
-        """One line for people: what runs, texts embedded, speed and time left."""
+        """One line for people: what runs, texts embedded (the one counter), speed and
+        time left."""
         parts = [self.what, f"{self.settings_done}/{self.settings} settings done"]
         if self.texts:
             parts.append(f"{self.texts_done:,}/{self.texts:,} distinct chunk texts embedded")
@@ -160,20 +168,29 @@ DISTRACTOR_SEED = "nexus-sweep"
 def sweep_files(
     analyses: Sequence[FileAnalysis], queries: Sequence[Query], distractors: int | None
 ) -> list[FileAnalysis]:
-    """The files a sweep chunks: every file holding a target, plus a fixed random sample of
-    ``distractors`` others (``None``: every file).
+    """The analysed files a sweep chunks: those of ``sweep_paths``, in their order."""
+    kept = sweep_paths([a.source.info.path for a in analyses], queries, distractors)
+    return [a for a in analyses if a.source.info.path in kept]
+
+
+def sweep_paths(
+    paths: Sequence[str], queries: Sequence[Query], distractors: int | None
+) -> set[str]:
+    """The files a sweep chunks, of ``paths``: every file holding a target, plus a fixed
+    random sample of ``distractors`` others (``None``: every file).
 
     On a large repository most of a sweep's time is chunking and searching files no query
     targets; a sample of them keeps the competition while cutting that time. Scores run
     higher than over every file (fewer distractors), the settings' order barely moves
-    (measured in ``bench/fast_sweep.py``).
+    (measured in ``bench/fast_sweep.py``). Chosen by path alone, so a caller can leave the
+    other files unread and unparsed.
     """
     if distractors is None:
-        return list(analyses)
+        return set(paths)
     targets = {q.target.file for q in queries}
-    others = sorted(a.source.info.path for a in analyses if a.source.info.path not in targets)
+    others = sorted(path for path in paths if path not in targets)
     picked = set(random.Random(DISTRACTOR_SEED).sample(others, min(distractors, len(others))))
-    return [a for a in analyses if a.source.info.path in targets or a.source.info.path in picked]
+    return {path for path in paths if path in targets or path in picked}
 
 
 def sweep_grid(
@@ -184,9 +201,10 @@ def sweep_grid(
     return grid + [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
 
 
-#: Chunks the counting pass keeps for the settings' runs (about 1 KB each); past this a
-#: setting is chunked again when it runs rather than held in memory meanwhile.
-KEPT_CHUNKS = 100_000
+#: Chunks the counting pass keeps for the settings' runs (1-2 KB each); past this a
+#: setting is chunked again when it runs rather than held in memory meanwhile. The
+#: default sweep of the 6,405-file scale corpus (targets + 1,000 files) makes 131k.
+KEPT_CHUNKS = 200_000
 
 
 def sweep(
@@ -202,6 +220,7 @@ def sweep(
     finished: Mapping[Budget, ConfigResult] | None = None,
     cancel: Callable[[], bool] | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list[ConfigResult]:
     """Evaluate every setting of ``sweep_grid``, each distinct chunk text embedded once.
 
@@ -209,9 +228,12 @@ def sweep(
     cheapest first: the ``extra`` ones (the setting in use: its index is built, so its
     texts are cached), then the largest budgets, whose chunks the smaller ones share
     least. Before any embedding, each pending setting is chunked to count the distinct
-    texts the sweep needs, so ``progress`` has a total and an ETA from the first batch;
-    those chunks are kept for the setting's run (up to ``KEPT_CHUNKS`` in all), so a
-    setting is chunked once.
+    texts the sweep needs (and those the embedding cache holds), so ``progress`` has one
+    counter with a total from the start; those chunks are kept for the setting's run (up
+    to ``KEPT_CHUNKS`` in all), so a setting is chunked once. The time left is the
+    model's texts left at its pace plus the settings left at the scoring's pace (each a
+    ``progress.Pace``, timed on ``clock``): chunking is not in either, so a slow setting
+    to chunk does not move it.
 
     Args:
         finished: results of an earlier run of the same sweep (same repository, queries,
@@ -219,6 +241,7 @@ def sweep(
         cancel: asked between batches of texts and between settings; True raises
             ``SweepCancelled`` holding the settings finished so far.
         budgets: the token budgets each setting's ``R@1k``-style metrics are read at.
+        clock: seconds, monotonic, the paces are timed on (tests pass a fake one).
 
     Returns:
         One result per setting, in ``sweep_grid`` order.
@@ -228,10 +251,15 @@ def sweep(
     results = {pair: earlier[pair] for pair in grid if pair in earlier}
     cheapest_first = [pair for pair in grid if pair in extra] + sorted(grid, reverse=True)
     pending = [pair for pair in dict.fromkeys(cheapest_first) if pair not in results]
-    pace = _Pace()
-    memo = TextMemo(embedder, cancel=cancel)
+    memo = TextMemo(embedder, cancel=cancel, clock=clock)
     stopped = cancel or (lambda: False)
     needed: set[bytes] = set()
+    cached: set[bytes] = set()  # of the needed texts, those the embedding cache holds
+    # The model's pace per text it embeds, and the scoring's per setting (``Pace``):
+    # chunking, the queries' embedding and the cache's answers are not timed.
+    model, scoring = Pace(), Pace()
+    texts_done = cache_answered = 0
+    embedding_s = 0.0  # every batch's, the cache's answers included: not the scoring's
 
     def report(what: str) -> None:
         if progress is None:
@@ -241,12 +269,21 @@ def sweep(
                 what=what,
                 settings_done=len(results),
                 settings=len(grid),
-                texts_done=min(pace.texts, len(needed)),
+                texts_done=min(texts_done, len(needed)),
                 texts=len(needed),
-                seconds_per_text=pace.seconds_per_text,
-                seconds_per_setting=pace.seconds_per_setting,
+                seconds_per_text=model.seconds_per_item,
+                seconds_per_setting=scoring.seconds_per_item,
+                cached_left=max(len(cached) - cache_answered, 0),
             )
         )
+
+    def batch_done(texts: int, seconds: float) -> None:
+        nonlocal model, texts_done, cache_answered, embedding_s
+        misses = embedder.last_misses if isinstance(embedder, CachedEmbedder) else texts
+        model = model.after(misses, seconds)
+        embedding_s += seconds
+        texts_done += texts
+        cache_answered += texts - misses
 
     def configured(pair: Budget) -> ChunkConfig:
         return base.with_(strategy="ast", max_tokens=pair[0], min_tokens=pair[1])
@@ -260,50 +297,31 @@ def sweep(
         needed.update(text_key(c.embedding_text) for c in chunks)
         if sum(map(len, counted.values())) + len(chunks) <= KEPT_CHUNKS:
             counted[pair] = chunks
+    if isinstance(embedder, CachedEmbedder) and needed:
+        cached = embedder.cache.present(embedder.name, list(needed))
     report(f"embedding {len(queries)} queries")
     try:
         query_vectors = memo.encode([q.query for q in queries])
-        memo.on_batch = pace.batch_done  # the pace of chunk texts: queries are shorter
+        memo.on_batch = batch_done  # the pace of chunk texts: queries are shorter
         for pair in pending:
             if stopped():
                 raise SweepCancelled(results)
-            began, embedding_before = time.perf_counter(), pace.embedding_s
             what = f"max {pair[0]}, min {pair[1]}"
-
-            def embedding(n: int, total: int, what: str = what) -> None:
-                report(f"{what}: {n:,}/{total:,} texts")
-
+            chunks = counted.pop(pair, None)
+            if chunks is None:
+                report(f"{what}: chunking")
+                chunks = chunk_analyses(analyses, configured(pair), repo=repo)
+            began, embedded_before = clock(), embedding_s
             results[pair] = evaluate_config(
-                analyses, repo, configured(pair), queries, memo, query_vectors, embedding,
-                counted.pop(pair, None), budgets,
+                analyses, repo, configured(pair), queries, memo, query_vectors,
+                lambda _done, _total, what=what: report(f"{what}: embedding"), chunks, budgets,
+                cancel,
             )  # fmt: skip
-            pace.setting_done(time.perf_counter() - began - (pace.embedding_s - embedding_before))
+            scoring = scoring.after(1, clock() - began - (embedding_s - embedded_before))
     except EmbeddingCancelled:
         raise SweepCancelled(results) from None
     report("done")
     return [results[pair] for pair in grid]
-
-
-class _Pace:
-    """The sweep's smoothed pace: seconds per embedded text, and per setting's own work."""
-
-    def __init__(self) -> None:
-        self.seconds_per_text: float | None = None
-        self.seconds_per_setting: float | None = None
-        self.embedding_s = 0.0
-        self.texts = 0  # texts embedded so far (what the memo lacked)
-
-    def batch_done(self, texts: int, seconds: float) -> None:
-        self.texts += texts
-        self.embedding_s += seconds
-        self.seconds_per_text = _smoothed(self.seconds_per_text, seconds / max(texts, 1))
-
-    def setting_done(self, seconds: float) -> None:
-        self.seconds_per_setting = _smoothed(self.seconds_per_setting, max(seconds, 0.0))
-
-
-def _smoothed(last: float | None, now: float) -> float:
-    return now if last is None else last + ETA_SMOOTHING * (now - last)
 
 
 #: Metrics a sweep may be chosen by where lower is better (the others: higher).

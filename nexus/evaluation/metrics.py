@@ -44,6 +44,7 @@ from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
 from nexus.retrieval.search import Hit, retrieval_scores, search
+from nexus.retrieval.shortlist import best_cosines
 from nexus.tables import text_table
 from nexus.types import Chunk, FileInfo
 
@@ -451,6 +452,57 @@ def score_query(
     )
 
 
+#: Floats in one block of the queries x chunks cosine matrix (64 MB, and two copies while
+#: the cuts are found): the queries of a large index are scored a block at a time.
+COSINE_BLOCK = 1 << 24
+#: How far one cosine from the matrix product may be from the same cosine computed for
+#: one query (float32 sums of 384 terms of unit vectors: well under this).
+_ROUNDING = 1e-4
+
+
+def dense_shortlists(index: VectorIndex, query_vectors: np.ndarray, count: int) -> list[np.ndarray]:
+    """Each query's ``count`` best chunks by cosine (``VectorIndex.best_cosine_keys``),
+    every query in one matrix product (queries x chunk vectors) instead of a scan of the
+    index per query. The chunks within rounding of a query's cut are scored again as one
+    query's are (``shortlist.best_cosines``), so the keys are the same; which of several
+    exactly equal cosines at the cut is kept may differ, as there."""
+    vectors = index.vectors
+    count = min(count, len(vectors))
+    if count <= 0:
+        return [np.zeros(0, dtype=np.int64) for _ in query_vectors]
+    found = []
+    block = max(1, COSINE_BLOCK // len(vectors))
+    for start in range(0, len(query_vectors), block):
+        queries = np.stack([index.query_vector(v) for v in query_vectors[start : start + block]])
+        cosines = vectors @ queries.T
+        cuts = -np.partition(-cosines, count - 1, axis=0)[count - 1]
+        for column, query in enumerate(queries):
+            near = np.flatnonzero(cosines[:, column] >= cuts[column] - _ROUNDING)
+            found.append(near[best_cosines(vectors[near], query, count)])
+    return found
+
+
+class _Shortlisted:
+    """``index`` for one query whose dense shortlist (``keys``, its best ``len(keys)``
+    chunks by cosine) is known already: what a search asks of it is the index's answer,
+    and the shortlist is that one."""
+
+    def __init__(self, index: VectorIndex, keys: np.ndarray) -> None:
+        self._index, self._keys = index, keys
+        self.chunk = index.chunk  # asked once per candidate: no look-up through __getattr__
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+    def best_cosine_keys(self, query_vec: np.ndarray, n: int) -> np.ndarray:
+        if min(n, len(self._index)) == len(self._keys):
+            return self._keys
+        return self._index.best_cosine_keys(query_vec, n)
+
+
 def final_scores(
     index: VectorIndex,
     outcome: QueryOutcome,
@@ -623,11 +675,17 @@ def evaluate(
         )
     if query_vectors is None:
         query_vectors = embedder.encode([q.query for q in queries], progress)
+    views: Iterable[Any] = [index] * len(queries)  # the ranking stage's: shortlists known
+    if ranking is not None:
+        views = (
+            _Shortlisted(index, keys)
+            for keys in dense_shortlists(index, query_vectors, ranking.candidates)
+        )
     rows = tuple(
         QueryRow(
             q,
             score_query(
-                index,
+                view,
                 vec,
                 q.target,
                 k,
@@ -640,7 +698,7 @@ def evaluate(
                 detail=detail,
             ),
         )
-        for q, vec in zip(queries, query_vectors, strict=True)
+        for q, vec, view in zip(queries, query_vectors, views, strict=True)
     )
     return EvalReport(
         rows,

@@ -36,7 +36,8 @@ class TextMemo(Wrapper):
         inner: computes the vectors (a ``CachedEmbedder`` keeps them across runs too).
         cancel: asked before each batch; True raises ``EmbeddingCancelled`` (the
             batches done stay in the memo).
-        on_batch: told the size and wall time of each batch (the sweep's pace).
+        on_batch: told the size and time of each batch (the sweep's pace).
+        clock: seconds, monotonic, that batches are timed on (tests pass a fake one).
     """
 
     def __init__(
@@ -45,6 +46,7 @@ class TextMemo(Wrapper):
         batch: int = MEMO_BATCH,
         cancel: Callable[[], bool] | None = None,
         on_batch: BatchDone | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if batch < 1:
             raise ValueError(f"batch must be positive, got {batch}")
@@ -52,6 +54,7 @@ class TextMemo(Wrapper):
         self.batch = batch
         self.cancel = cancel
         self.on_batch = on_batch
+        self.clock = clock
         self._vectors: dict[bytes, np.ndarray] = {}
         self._pieces: dict[bytes, int] = {}
 
@@ -70,11 +73,11 @@ class TextMemo(Wrapper):
             if self.cancel is not None and self.cancel():
                 raise EmbeddingCancelled(f"cancelled after {done} of {total} texts")
             part = missing[start : start + self.batch]
-            began = time.perf_counter()
+            began = self.clock()
             vectors = self.inner.encode([unique[k] for k in part])
             self._vectors.update(zip(part, np.asarray(vectors, dtype=np.float32), strict=True))
             if self.on_batch is not None:
-                self.on_batch(len(part), time.perf_counter() - began)
+                self.on_batch(len(part), self.clock() - began)
             done += len(part)
             if progress is not None:
                 progress(done, total)

@@ -410,11 +410,13 @@ def only_reexports(chunk: Chunk) -> bool:
     declares a submodule: a barrel (``export * from './x'``, ``from .a import b``,
     ``pub use``), whatever its file is called. An ``index.ts`` or ``__init__.py`` that
     holds code is not one, and is not damped as one."""
-    if chunk.symbol or chunk.symbols:
-        return False
-    code = [
-        line for line in chunk.text.splitlines() if line.strip() and not _COMMENT_LINE.match(line)
-    ]
+    return not (chunk.symbol or chunk.symbols) and _only_reexport_lines(chunk.text)
+
+
+@lru_cache(maxsize=65536)
+def _only_reexport_lines(text: str) -> bool:
+    """Remembered: a chunk is a candidate of many queries (a sweep's: hundreds)."""
+    code = [line for line in text.splitlines() if line.strip() and not _COMMENT_LINE.match(line)]
     return any(_EXPORT_LINE.match(line) for line in code) and all(
         _EXPORT_LINE.match(line) or _LIST_LINE.match(line) for line in code
     )

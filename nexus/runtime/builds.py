@@ -89,10 +89,6 @@ FIRST_BATCH = 16
 #: after the whole repository is chunked (about a minute for 6,400 files on two cores).
 EARLY_BATCH_AFTER_S = 8.0
 
-#: The sweep's smoothing per batch (``nexus.evaluation.experiments``); a build smooths
-#: its pace over model time instead (``progress.Pace``): its steps vary in size.
-ETA_SMOOTHING = 0.2
-
 #: The name of every build thread.
 BUILD_THREAD = "nexus-index-build"
 

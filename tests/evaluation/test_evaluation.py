@@ -447,3 +447,64 @@ def test_the_hits_are_the_same_whether_the_target_is_located_or_not() -> None:
         ]
         if located.rank is not None:
             assert located.full_rank == located.rank
+
+
+def _outcome_record(outcome) -> tuple:  # noqa: ANN001
+    hits = [(h.chunk.id, h.rank, h.key, h.score) for h in outcome.hits]
+    return hits, outcome.ranks, outcome.budget, outcome.score, outcome.margin, outcome.full_rank
+
+
+@pytest.mark.parametrize("detail", [False, True])
+def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(monkeypatch, detail):
+    """``evaluate`` finds every query's dense shortlist in one queries x chunks product
+    (two blocks here); each query's hits, ranks, budget figures and scores are exactly
+    those ``score_query`` gives it alone."""
+    from dataclasses import replace
+
+    from nexus.chunking.pipeline import analyze_files, chunk_analyses
+    from nexus.config import ChunkConfig
+    from nexus.evaluation import metrics
+    from nexus.ingest.sources import open_repository
+    from nexus.retrieval.ranking import DEFAULT_RULES
+    from tests.retrieval.test_embedding import FakeEmbedder
+
+    sample = Path(__file__).resolve().parents[2] / "sample_repos" / "mixed-shop"
+    repo = open_repository(sample)
+    analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
+    chunks = chunk_analyses(analyses, ChunkConfig(max_tokens=64, min_tokens=0), repo=repo.name)
+    embedder = FakeEmbedder()
+    index = VectorIndex.from_chunks(chunks, embedder)
+    queries = load_queries(sample / "queries.jsonl")
+    rules = replace(DEFAULT_RULES, candidates=5)  # a shortlist well short of the index
+    assert len(index) > 4 * rules.candidates and len(queries) > 2
+    vectors = embedder.encode([q.query for q in queries])
+    monkeypatch.setattr(metrics, "COSINE_BLOCK", len(index) * (len(queries) // 2))
+    report = evaluate(queries, index, embedder, query_vectors=vectors, ranking=rules, detail=detail)
+    alone = [
+        metrics.score_query(index, vec, q.target, text=q.query, ranking=rules, detail=detail)
+        for q, vec in zip(queries, vectors, strict=True)
+    ]
+    assert [_outcome_record(row.outcome) for row in report.rows] == [
+        _outcome_record(outcome) for outcome in alone
+    ]
+    assert report.metrics == metrics.aggregate(
+        [metrics.QueryRow(q, o) for q, o in zip(queries, alone, strict=True)]
+    )
+
+
+@pytest.mark.parametrize("half_min_chunks", [10**9, 1])  # one query's scan: numpy, float16
+def test_dense_shortlists_are_the_keys_one_query_at_a_time_gives(monkeypatch, half_min_chunks):
+    from nexus.evaluation import metrics
+    from nexus.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "HALF_MIN_CHUNKS", half_min_chunks)
+    monkeypatch.setattr(metrics, "COSINE_BLOCK", 3000 * 7)  # blocks of 7 queries
+    rng = np.random.default_rng(7)
+    chunks = [make_chunk(f"c{i}") for i in range(3000)]
+    index = VectorIndex.build(chunks, rng.normal(size=(3000, 32)))
+    queries = rng.normal(size=(20, 32))
+    found = metrics.dense_shortlists(index, queries, 100)
+    assert len(found) == 20
+    for keys, query in zip(found, queries, strict=True):
+        assert sorted(keys) == sorted(index.best_cosine_keys(query, 100))
+    assert [len(k) for k in metrics.dense_shortlists(index, queries[:2], 5000)] == [3000, 3000]

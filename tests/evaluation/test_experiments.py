@@ -234,3 +234,73 @@ def test_sweep_chunks_each_setting_once_unless_past_the_kept_chunks(monkeypatch,
         analyses, repo.name, ChunkConfig(), queries, FakeEmbedder(), [64, 256], [0, 128]
     )
     assert len(calls) == chunkings and len(results) == 3
+
+
+class _PacedEmbedder(FakeEmbedder):
+    """Each text it embeds takes ``SECONDS_PER_TEXT`` on a fake clock ``now``."""
+
+    SECONDS_PER_TEXT = 0.01
+
+    def __init__(self, now: list[float]) -> None:
+        super().__init__()
+        self.now = now
+        self.texts = 0  # texts embedded so far
+
+    def encode(self, texts, progress=None):  # noqa: ANN001, ANN201 - FakeEmbedder's
+        self.now[0] += self.SECONDS_PER_TEXT * len(texts)
+        self.texts += len(texts)
+        return super().encode(texts, progress)
+
+
+@pytest.mark.parametrize("cached_in_use", [False, True])
+def test_the_sweep_time_left_counts_only_embedding_and_scoring_on_a_fake_clock(
+    monkeypatch, tmp_path, cached_in_use
+):
+    """Each text the model embeds takes 0.01 s, scoring a setting 2 s, and chunking a
+    setting 100 s (every setting is chunked again in its run): after each step the time
+    left is the model's and the scoring's work left, exactly, so it never jumps, not
+    even at a slow setting's chunking; the texts the cache holds (the setting in use,
+    built before) take no model time."""
+    from nexus.evaluation import experiments
+    from nexus.retrieval.embedding import CachedEmbedder
+    from nexus.retrieval.embedding_cache import EmbeddingCache
+
+    repo, analyses, queries = _sample()
+    now = [0.0]
+    real_chunking, real_scoring = experiments.chunk_analyses, experiments.evaluate
+
+    def chunking(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        now[0] += 100.0
+        return real_chunking(*args, **kwargs)
+
+    def scoring(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        now[0] += 2.0
+        return real_scoring(*args, **kwargs)
+
+    monkeypatch.setattr(experiments, "chunk_analyses", chunking)
+    monkeypatch.setattr(experiments, "evaluate", scoring)
+    monkeypatch.setattr(experiments, "KEPT_CHUNKS", 0)
+    inner = _PacedEmbedder(now)
+    embedder = CachedEmbedder(inner, EmbeddingCache(tmp_path / "cache.sqlite"))
+    in_use = (512, 64)
+    if cached_in_use:  # its index was built: its texts are in the cache
+        config = ChunkConfig(max_tokens=in_use[0], min_tokens=in_use[1])
+        embedder.encode([c.embedding_text for c in real_chunking(analyses, config, repo=repo.name)])
+    seen: list[tuple[SweepStatus, int]] = []
+    sweep(
+        analyses, repo.name, ChunkConfig(), queries, embedder, [64, 256], [0],
+        progress=lambda status: seen.append((status, inner.texts)), extra=[in_use],
+        clock=lambda: now[0],
+    )  # fmt: skip
+    embedded = inner.texts
+    timed = [(s, texts) for s, texts in seen if s.eta_s is not None]
+    assert all(s.eta_s is None for s, _ in seen if s.settings_done == 0)  # no scoring pace yet
+    assert len(timed) > 4
+    for status, texts in timed:
+        left = (embedded - texts) * _PacedEmbedder.SECONDS_PER_TEXT
+        left += 2.0 * (status.settings - status.settings_done)
+        assert status.eta_s == pytest.approx(left), status.summary()
+    etas = [s.eta_s for s, _ in timed]
+    assert all(b <= a + 1e-9 for a, b in zip(etas, etas[1:], strict=False))  # no jumps
+    assert any(s.what.endswith("chunking") for s, _ in timed)  # the slow step was reported
+    assert any(s.cached_left for s, _ in seen) == cached_in_use

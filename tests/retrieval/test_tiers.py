@@ -171,7 +171,8 @@ def test_bad_tier_choices(tier, model, message, tmp_path):
 
 def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
     """``nexus eval --tier fast --sweep`` scores every setting with the static model's
-    vectors, cached under its own name; MiniLM is never asked."""
+    vectors, without the disk cache (the model embeds about as fast as the cache reads
+    and writes); MiniLM is never asked."""
     from nexus.cli import main
 
     repo = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
@@ -182,9 +183,7 @@ def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "ast 128/0" in out and "ast 256/0" in out and "best: ast" in out
-    stored = EmbeddingCache(cache)
-    assert stored.count(f"{STATIC_MODEL_NAME}+dual") > 0
-    assert stored.count() == stored.count(f"{STATIC_MODEL_NAME}+dual")
+    assert EmbeddingCache(cache).count() == 0
 
 
 def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_model_dir):
