@@ -43,6 +43,7 @@ from nexus.retrieval.store import (
     IndexStore,
     Opened,
     chunk_and_embed,
+    file_digests,
     files_digest,
     identity_for,
     open_or_build,
@@ -53,6 +54,11 @@ from nexus.types import Chunk
 #: Below this many files per worker, chunking stays in this process (a pool costs a
 #: second or so to start: not worth it for a handful of files).
 POOL_MIN_FILES_PER_WORKER = 50
+
+#: At most this share of the files may have changed since a saved index was built for
+#: ``index(refresh_saved=True)`` to open it and chunk only those again (past it, a
+#: build through the embedding cache costs little more than the overlay would).
+STALE_SHARE = 0.25
 
 #: Query vectors a workspace keeps (a few hundred KB).
 QUERY_VECTORS_KEPT = 512
@@ -174,14 +180,19 @@ class Workspace:
         builder: Builder | None = None,
         report: Report | None = None,
         cancel: Cancel | None = None,
+        refresh_saved: bool = False,
     ) -> list[Opened]:
         """One index per strategy (default: the config's): the saved one that matches
         the files, settings and model, else chunked (``chunker``, default every file on
         ``settings.workers`` processes), embedded through the cache and saved
         (``builder`` replaces both, e.g. Ray). ``rebuild`` ignores saved indexes;
-        ``folder`` names where the index lives."""
+        ``folder`` names where the index lives. ``refresh_saved``: with no saved index
+        of these files, open the latest one of these settings built before some files
+        changed (at most ``STALE_SHARE``) and chunk only those again, as ``refresh``
+        does (a server restarted after edits)."""
         chosen = tuple(strategies or (self.config.strategy,))
         custom = dict(self.settings.custom_profiles or {}) or None
+        digests = file_digests(self.repo)
         digest = files_digest(self.repo)
         identities = [
             identity_for(
@@ -201,9 +212,18 @@ class Workspace:
             build,
             rebuild=rebuild,
             folders=[folder] * len(chosen),
+            digests=digests,
+            stale_share=STALE_SHARE if refresh_saved else 0.0,
         )
         for strategy, one in zip(chosen, opened, strict=True):
-            self._live[strategy] = LiveIndex(one.index)
+            live = LiveIndex(one.index)
+            if one.stale:  # the files changed since it was saved, as ``refresh`` would
+                began = time.perf_counter()
+                live.update(self._chunks_of(set(one.stale), strategy), self.embedder)
+                self._changed |= one.stale
+                spent = time.perf_counter() - began
+                self._fresh = Freshness(time.time(), len(self._changed), spent)
+            self._live[strategy] = live
             self._folders[strategy] = one.folder
         return opened
 
