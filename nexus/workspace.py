@@ -36,6 +36,7 @@ from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import read_within
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.search import Hit
 from nexus.retrieval.store import (
@@ -48,7 +49,7 @@ from nexus.retrieval.store import (
     identity_for,
     open_or_build,
 )
-from nexus.retrieval.tiers import DEFAULT_TIER, FAST, TIERS, tier_embedder
+from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, StaticEmbedder, tier_embedder
 from nexus.types import Chunk
 
 #: Below this many files per worker, chunking stays in this process (a pool costs a
@@ -115,6 +116,17 @@ def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) 
     return CachedEmbedder(inner, cache)
 
 
+def is_static(embedder: Embedder) -> bool:
+    """Whether ``embedder`` is the fast tier's static model, however wrapped (the words
+    view wraps it)."""
+    while not isinstance(embedder, StaticEmbedder):
+        inner = getattr(embedder, "inner", None)
+        if inner is None:
+            return False
+        embedder = inner
+    return True
+
+
 class Workspace:
     """A repository with its settings, embedder and open indexes (see the module doc).
 
@@ -139,8 +151,8 @@ class Workspace:
         self._live: dict[str, LiveIndex] = {}
         self._folders: dict[str, Path] = {}
         self._stamps = Stamps.of(repo, root) if root is not None else None
-        self._watch = Watch()
-        if self._stamps is not None:
+        self._watch = Watch() if self._stamps is not None else None
+        if self._watch is not None and self._stamps is not None:
             self._watch.add(self._stamps.folders)
         self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
@@ -244,6 +256,12 @@ class Workspace:
                 report("chunking", done, files)
         return chunks
 
+    def adopt(self, strategy: str, index: VectorIndex, folder: Path | None = None) -> None:
+        """Answer ``strategy`` from ``index``, built or opened elsewhere (the dashboard's
+        background builds, ``nexus.runtime.builds``), as if ``index`` had opened it."""
+        self._live[strategy] = LiveIndex(index)
+        self._folders[strategy] = folder or index.folder or Path()
+
     def _index_of(self, strategy: str | None) -> tuple[str, LiveIndex]:
         """The open index of ``strategy`` (default the config's), opened or built now."""
         strategy = strategy or self.config.strategy
@@ -291,7 +309,7 @@ class Workspace:
         for budget in budgets:
             check_budget(budget)
         strategy, live = self._index_of(strategy)
-        vectors = self._query_vectors(queries)
+        vectors = self.query_vectors(queries)
         rules = rules_for(self.config)
         answers = []
         for query, vector, budget in zip(queries, vectors, budgets, strict=True):
@@ -313,14 +331,15 @@ class Workspace:
             )
         return answers
 
-    def _query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
+    def query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
         """The queries' vectors, embedded once per workspace (a query asked of both
         strategies, or asked again by an agent, is not embedded twice)."""
         missing = list(dict.fromkeys(q for q in queries if q not in self._queries))
         if missing:
             # The fast tier embeds a query in well under a millisecond: cheaper than the
-            # cache's write (tens of ms), so its queries skip the cache.
-            fast = self.settings.tier == FAST and isinstance(self.embedder, CachedEmbedder)
+            # cache's write (tens of ms), so its queries skip the cache (whichever face
+            # asks: the cache's float16 would move the scores in the fourth decimal).
+            fast = isinstance(self.embedder, CachedEmbedder) and is_static(self.embedder.inner)
             embedder = self.embedder.inner if fast else self.embedder
             self._queries.update(zip(missing, embedder.encode(missing), strict=True))
             while len(self._queries) > QUERY_VECTORS_KEPT:
@@ -365,7 +384,7 @@ class Workspace:
         that changed into every open index. Cheap when nothing changed (a stat a file)."""
         began = time.perf_counter()
         stamps, root = self._stamps, self.root
-        moved = self._watch.changed()
+        moved = self._watch.changed() if self._watch is not None else True
         if stamps is not None and not moved and not self._stat_next:
             stamps = None  # the kernel saw nothing move: no stat needed
         self._stat_next = False
@@ -378,7 +397,7 @@ class Workspace:
                 after = edited_in_place(self.repo, edited)
             changed = changed_files(self.repo, after)
             self.repo, self._stamps = after, Stamps.of(after, root)
-            if self._stamps is not None:
+            if self._watch is not None and self._stamps is not None:
                 self._watch.add(self._stamps.folders)  # new folders
                 self._stat_next = True  # what moved before their watches came
             if changed:
