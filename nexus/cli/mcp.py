@@ -101,7 +101,7 @@ class Repositories:
                 # only the files changed since (``Workspace.index``).
                 (opened, *_) = workspace.index(refresh_saved=True)
                 self._open[place] = workspace
-                _log(f"{opened.describe(workspace.config.strategy)} for {place}")
+                _log(f"opened {place}: {opened.describe(workspace.config.strategy)}")
             else:
                 workspace.refresh()
             return call(workspace)
