@@ -23,7 +23,6 @@ from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import QueryOutcome, Target, final_scores, score_query
 from nexus.ingest.sources import Repository
 from nexus.retrieval.budget import read_within
-from nexus.retrieval.embedding import CachedEmbedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.tiers import FAST, QUALITY
@@ -46,10 +45,9 @@ def workspace_over(
     repo: Repository, config: ChunkConfig, strategy: str, index: VectorIndex, build: IndexBuild
 ) -> Workspace:
     """A workspace answering ``strategy`` from ``index`` (a build's, finished or so far),
-    with the build's model and cache (queries through a handle of their own: the
-    build's counts its batch's cache misses)."""
-    queries = CachedEmbedder(build.embedder.inner, build.embedder.cache)
-    workspace = Workspace(repo, Settings(config=config, tier=_tier(build)), queries)
+    with the build's model and cache (``IndexBuild.query_embedder``)."""
+    settings = Settings(config=config, tier=_tier(build))
+    workspace = Workspace(repo, settings, build.query_embedder)
     workspace.adopt(strategy, index)
     return workspace
 
