@@ -37,7 +37,7 @@ def _cache_with_model(folder: Path, model: Path) -> Path:
     return folder
 
 
-def _cli(cache: Path, query: str, capfd) -> dict[str, Hits]:
+def _cli(cache: Path, query: str, capsys) -> dict[str, Hits]:
     from nexus.cli import main
 
     args = [
@@ -53,7 +53,7 @@ def _cli(cache: Path, query: str, capfd) -> dict[str, Hits]:
         "both",
     ]
     assert main([*args, "--cache", str(cache), "--workers", "1"]) == 0
-    found = json.loads(capfd.readouterr().out)
+    found = json.loads(capsys.readouterr().out)
     return {
         label: [(h["file"], h["start_line"], h["end_line"], h["score"]) for h in found[key]]
         for label, key in (("Lines", "line-based"), ("AST", "AST"))
@@ -106,7 +106,7 @@ def _mcp(cache: Path) -> dict[str, dict[str, Hits]]:
 
 
 def test_the_cli_the_page_and_mcp_give_the_same_hits(
-    page, tmp_path, static_model_dir, monkeypatch, capfd
+    page, tmp_path, static_model_dir, monkeypatch, capsys
 ) -> None:
     page_cache = _cache_with_model(Path(os.environ["NEXUS_CACHE_DIR"]), static_model_dir)
     monkeypatch.setattr(
@@ -122,9 +122,11 @@ def test_the_cli_the_page_and_mcp_give_the_same_hits(
 
     monkeypatch.setattr(searching, "dense_answer", recorded)
     cli_cache = _cache_with_model(tmp_path / "cli-cache", static_model_dir)
-    mcp = _mcp(_cache_with_model(tmp_path / "mcp-cache", static_model_dir))
+    # The SDK binds sys.stderr as the server's log when first imported: not capsys's.
+    with capsys.disabled():
+        mcp = _mcp(_cache_with_model(tmp_path / "mcp-cache", static_model_dir))
     for query in QUERIES:
-        cli = _cli(cli_cache, query, capfd)
+        cli = _cli(cli_cache, query, capsys)
         assert len(cli["AST"]) == K and len(cli["Lines"]) == K
         assert _page(page, query, answers) == cli, query
         assert mcp[query] == cli, query
