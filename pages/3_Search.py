@@ -151,10 +151,9 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
         st.markdown("**Keyword (BM25), all chunks**")
         views.show_hits(keyword(build, key), target, f"{key}_keyword")
         return
-    workspace = searching.workspace_over(repo, config, key, index, build)
 
     def dense() -> searching.DenseAnswer:
-        return searching.dense_answer(workspace, key, index, query, k, budget, target)
+        return searching.dense_answer(repo, config, key, build, index, query, k, budget, target)
 
     if progress.complete:  # the same answer for every session asking the same
         asked = (query, k, budget, target_id, config.lexical_weight, config.ranking)

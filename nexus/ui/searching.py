@@ -53,18 +53,20 @@ def workspace_over(
 
 
 def dense_answer(
-    workspace: Workspace,
+    repo: Repository,
+    config: ChunkConfig,
     strategy: str,
+    build: IndexBuild,
     index: VectorIndex,
     query: str,
     k: int,
     budget: int | None,
     target: Target | None,
 ) -> DenseAnswer:
-    """``query``'s answer from the workspace's ``strategy`` index (``index``, adopted
-    by ``workspace_over``; ``budget`` None or 0: none), with the target's outcome and
-    the chart of every chunk's final score."""
-    config = workspace.config
+    """``query``'s answer from ``index`` (``build``'s ``strategy`` index, finished or so
+    far; ``budget`` None or 0: none), asked of a workspace over it, with the target's
+    outcome and the chart of every chunk's final score."""
+    workspace = workspace_over(repo, config, strategy, index, build)
     answer = workspace.search(query, k, strategy=strategy, budget_tokens=budget or None)
     vector = workspace.query_vectors([query])[0]  # embedded once, by the search
     outcome = score_query(

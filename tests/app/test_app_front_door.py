@@ -115,8 +115,8 @@ def test_the_cli_the_page_and_mcp_give_the_same_hits(
     answers: dict = {}
     real = searching.dense_answer
 
-    def recorded(workspace, strategy, *args, **kwargs):
-        found = real(workspace, strategy, *args, **kwargs)
+    def recorded(repo, config, strategy, *args, **kwargs):
+        found = real(repo, config, strategy, *args, **kwargs)
         answers[strategy] = found.answer
         return found
 
