@@ -15,8 +15,11 @@ over stdio and driven with the MCP SDK's own client, as an agent would:
   seconds of that call (it re-reads, chunks and embeds the changed file first), and
   whether the first answer after the edit already holds the new text;
 * **restart**: a new server on the same cache, the edits undone: the first answer from
-  the saved index. (A restart after edits finds no saved index of those files and
-  builds one, through the embedding cache.)
+  the saved index;
+* **restart after an edit**: a comment appended to one file, then a new server on the
+  same cache: the first answer (a search for the comment's word) and whether it holds
+  it. The server opens the index saved before the edit and chunks only that file again
+  (``Workspace.index(refresh_saved=True)``).
 
 Figures go to stdout and to ``bench/results/mcp_latency.json`` and ``.md``. The machine
 is shared: the load average is printed beside each figure. Never asserts times.
@@ -100,11 +103,9 @@ async def _session(repo: Path, cache: Path, queries: list[str], edits: int) -> d
         fresh, seen = [], []
         target = _edit_target(repo)
         original = target.read_bytes()
-        mark = COMMENT.get(target.suffix, "//")
         for number in range(edits):
             word = f"zqxfreshmarker{number}"
-            with target.open("a") as f:
-                f.write(f"\n{mark} {word} appended by the benchmark\n")
+            _append_word(repo, word)
             start = time.perf_counter()
             result = await client.call_tool("search", {"query": word, "top_k": 3})
             fresh.append(time.perf_counter() - start)
@@ -114,14 +115,24 @@ async def _session(repo: Path, cache: Path, queries: list[str], edits: int) -> d
     return {"cold_s": cold, "warm_s": warm, "fresh_s": fresh, "fresh_seen": seen, "status": status}
 
 
-async def _restart(repo: Path, cache: Path, query: str) -> float:
+async def _restart(repo: Path, cache: Path, query: str) -> tuple[float, bool]:
+    """Seconds from spawning a server to its first answer, and whether a hit's text
+    holds ``query``."""
     from mcp.client import Client
 
     began = time.perf_counter()
     async with Client(_params(repo, cache), read_timeout_seconds=3600) as client:
         result = await client.call_tool("search", {"query": query})
+        seconds = time.perf_counter() - began
         assert not result.is_error, result.content
-        return time.perf_counter() - began
+        hits = (result.structured_content or {}).get("hits", [])
+        return seconds, any(query in hit["text"] for hit in hits)
+
+
+def _append_word(repo: Path, word: str) -> None:
+    target = _edit_target(repo)
+    with target.open("a") as f:
+        f.write(f"\n{COMMENT.get(target.suffix, '//')} {word} appended by the benchmark\n")
 
 
 def measure(repo: Path, n: int, edits: int, models: Path, reuse: Path | None = None) -> dict:
@@ -138,7 +149,9 @@ def measure(repo: Path, n: int, edits: int, models: Path, reuse: Path | None = N
         queries = _queries(repo, n)
         load_before = _load()
         run = asyncio.run(_session(copy, cache, queries, edits))
-        restart = asyncio.run(_restart(copy, cache, queries[1]))
+        restart, _ = asyncio.run(_restart(copy, cache, queries[1]))
+        _append_word(copy, "zqxrestartmarker")
+        edited, edit_seen = asyncio.run(_restart(copy, cache, "zqxrestartmarker"))
     warm = sorted(run["warm_s"])
     status = run.get("status") or {}
     status = status.get("result", status)
@@ -155,6 +168,8 @@ def measure(repo: Path, n: int, edits: int, models: Path, reuse: Path | None = N
         "fresh_max_ms": round(1000 * max(run["fresh_s"]), 1),
         "fresh_seen_on_first_answer": all(run["fresh_seen"]),
         "restart_first_answer_s": round(restart, 2),
+        "restart_after_edit_s": round(edited, 2),
+        "restart_edit_seen": edit_seen,
         "load_before": round(load_before, 1),
         "load_after": round(_load(), 1),
     }
@@ -166,6 +181,8 @@ COLUMNS = [
     ("chunks", "chunks"),
     ("cold_first_answer_s", "cold: first answer (s)"),
     ("restart_first_answer_s", "restart: first answer (s)"),
+    ("restart_after_edit_s", "restart after an edit: first answer (s)"),
+    ("restart_edit_seen", "edit seen after restart"),
     ("warm_p50_ms", "warm p50 (ms)"),
     ("warm_p95_ms", "warm p95 (ms)"),
     ("fresh_median_ms", "edit to fresh, median (ms)"),

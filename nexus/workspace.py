@@ -36,6 +36,7 @@ from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import read_within
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
+from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.search import Hit
 from nexus.retrieval.store import (
@@ -43,16 +44,22 @@ from nexus.retrieval.store import (
     IndexStore,
     Opened,
     chunk_and_embed,
+    file_digests,
     files_digest,
     identity_for,
     open_or_build,
 )
-from nexus.retrieval.tiers import DEFAULT_TIER, FAST, TIERS, tier_embedder
+from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, StaticEmbedder, tier_embedder
 from nexus.types import Chunk
 
 #: Below this many files per worker, chunking stays in this process (a pool costs a
 #: second or so to start: not worth it for a handful of files).
 POOL_MIN_FILES_PER_WORKER = 50
+
+#: At most this share of the files may have changed since a saved index was built for
+#: ``index(refresh_saved=True)`` to open it and chunk only those again (past it, a
+#: build through the embedding cache costs little more than the overlay would).
+STALE_SHARE = 0.25
 
 #: Query vectors a workspace keeps (a few hundred KB).
 QUERY_VECTORS_KEPT = 512
@@ -109,6 +116,17 @@ def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) 
     return CachedEmbedder(inner, cache)
 
 
+def is_static(embedder: Embedder) -> bool:
+    """Whether ``embedder`` is the fast tier's static model, however wrapped (the words
+    view wraps it)."""
+    while not isinstance(embedder, StaticEmbedder):
+        inner = getattr(embedder, "inner", None)
+        if inner is None:
+            return False
+        embedder = inner
+    return True
+
+
 class Workspace:
     """A repository with its settings, embedder and open indexes (see the module doc).
 
@@ -133,8 +151,8 @@ class Workspace:
         self._live: dict[str, LiveIndex] = {}
         self._folders: dict[str, Path] = {}
         self._stamps = Stamps.of(repo, root) if root is not None else None
-        self._watch = Watch()
-        if self._stamps is not None:
+        self._watch = Watch() if self._stamps is not None else None
+        if self._watch is not None and self._stamps is not None:
             self._watch.add(self._stamps.folders)
         self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
@@ -174,14 +192,19 @@ class Workspace:
         builder: Builder | None = None,
         report: Report | None = None,
         cancel: Cancel | None = None,
+        refresh_saved: bool = False,
     ) -> list[Opened]:
         """One index per strategy (default: the config's): the saved one that matches
         the files, settings and model, else chunked (``chunker``, default every file on
         ``settings.workers`` processes), embedded through the cache and saved
         (``builder`` replaces both, e.g. Ray). ``rebuild`` ignores saved indexes;
-        ``folder`` names where the index lives."""
+        ``folder`` names where the index lives. ``refresh_saved``: with no saved index
+        of these files, open the latest one of these settings built before some files
+        changed (at most ``STALE_SHARE``) and chunk only those again, as ``refresh``
+        does (a server restarted after edits)."""
         chosen = tuple(strategies or (self.config.strategy,))
         custom = dict(self.settings.custom_profiles or {}) or None
+        digests = file_digests(self.repo)
         digest = files_digest(self.repo)
         identities = [
             identity_for(
@@ -201,9 +224,18 @@ class Workspace:
             build,
             rebuild=rebuild,
             folders=[folder] * len(chosen),
+            digests=digests,
+            stale_share=STALE_SHARE if refresh_saved else 0.0,
         )
         for strategy, one in zip(chosen, opened, strict=True):
-            self._live[strategy] = LiveIndex(one.index)
+            live = LiveIndex(one.index)
+            if one.stale:  # the files changed since it was saved, as ``refresh`` would
+                began = time.perf_counter()
+                live.update(self._chunks_of(set(one.stale), strategy), self.embedder)
+                self._changed |= one.stale
+                spent = time.perf_counter() - began
+                self._fresh = Freshness(time.time(), len(self._changed), spent)
+            self._live[strategy] = live
             self._folders[strategy] = one.folder
         return opened
 
@@ -223,6 +255,12 @@ class Workspace:
             if report is not None:
                 report("chunking", done, files)
         return chunks
+
+    def adopt(self, strategy: str, index: VectorIndex, folder: Path | None = None) -> None:
+        """Answer ``strategy`` from ``index``, built or opened elsewhere (the dashboard's
+        background builds, ``nexus.runtime.builds``), as if ``index`` had opened it."""
+        self._live[strategy] = LiveIndex(index)
+        self._folders[strategy] = folder or index.folder or Path()
 
     def _index_of(self, strategy: str | None) -> tuple[str, LiveIndex]:
         """The open index of ``strategy`` (default the config's), opened or built now."""
@@ -271,7 +309,7 @@ class Workspace:
         for budget in budgets:
             check_budget(budget)
         strategy, live = self._index_of(strategy)
-        vectors = self._query_vectors(queries)
+        vectors = self.query_vectors(queries)
         rules = rules_for(self.config)
         answers = []
         for query, vector, budget in zip(queries, vectors, budgets, strict=True):
@@ -293,14 +331,15 @@ class Workspace:
             )
         return answers
 
-    def _query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
+    def query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
         """The queries' vectors, embedded once per workspace (a query asked of both
         strategies, or asked again by an agent, is not embedded twice)."""
         missing = list(dict.fromkeys(q for q in queries if q not in self._queries))
         if missing:
             # The fast tier embeds a query in well under a millisecond: cheaper than the
-            # cache's write (tens of ms), so its queries skip the cache.
-            fast = self.settings.tier == FAST and isinstance(self.embedder, CachedEmbedder)
+            # cache's write (tens of ms), so its queries skip the cache (whichever face
+            # asks: the cache's float16 would move the scores in the fourth decimal).
+            fast = isinstance(self.embedder, CachedEmbedder) and is_static(self.embedder.inner)
             embedder = self.embedder.inner if fast else self.embedder
             self._queries.update(zip(missing, embedder.encode(missing), strict=True))
             while len(self._queries) > QUERY_VECTORS_KEPT:
@@ -345,7 +384,7 @@ class Workspace:
         that changed into every open index. Cheap when nothing changed (a stat a file)."""
         began = time.perf_counter()
         stamps, root = self._stamps, self.root
-        moved = self._watch.changed()
+        moved = self._watch.changed() if self._watch is not None else True
         if stamps is not None and not moved and not self._stat_next:
             stamps = None  # the kernel saw nothing move: no stat needed
         self._stat_next = False
@@ -358,7 +397,7 @@ class Workspace:
                 after = edited_in_place(self.repo, edited)
             changed = changed_files(self.repo, after)
             self.repo, self._stamps = after, Stamps.of(after, root)
-            if self._stamps is not None:
+            if self._watch is not None and self._stamps is not None:
                 self._watch.add(self._stamps.folders)  # new folders
                 self._stat_next = True  # what moved before their watches came
             if changed:

@@ -2,41 +2,32 @@
 
 The indexes are built in the background (``nexus.runtime.builds`` via ``indexing.index_build``):
 the page answers at once with keyword hits and the vectors embedded so far, and
-redraws every second until the builds are done.
+redraws every second until the builds are done. Every answer comes from the front door
+(``nexus.ui.searching`` over ``nexus.workspace.Workspace``); this page only draws.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
-from nexus.chunking.languages import lexer_name
-from nexus.evaluation.metrics import QueryOutcome, Target, target_mask
-from nexus.retrieval.budget import read_within
+from nexus.answers import SearchAnswer
 from nexus.retrieval.embedding import ModelUnavailableError
-from nexus.retrieval.index import VectorIndex
-from nexus.retrieval.preview import hit_preview
-from nexus.retrieval.ranking import SYMBOL, explain, query_kind, rules_for
-from nexus.retrieval.search import Hit
 from nexus.runtime.builds import IndexBuild
-from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
-from nexus.types import Chunk
+from nexus.runtime.progress import BuildProgress
 from nexus.ui import (
     analyses,
     cache,
     indexing,
     links,
-    render,
     repos,
     safe,
+    searching,
     settings,
     state,
     widgets,
 )
 from nexus.ui import scores as score_views
+from nexus.ui import search_views as views
 
 state.page_setup("Search", load_model=True)
 st.session_state.setdefault("k", 5)
@@ -108,47 +99,6 @@ lines_now = st.checkbox(
 links.write_url_params({})
 
 
-def answer(
-    build: IndexBuild, index: VectorIndex, target: Target | None
-) -> tuple[QueryOutcome, np.ndarray, go.Figure]:
-    """The query's outcome on ``index``, every chunk's final score, and the chart of them."""
-    return score_views.search_answer(build, index, query, target, k, config)
-
-
-def score_chart(
-    index: VectorIndex, scores: np.ndarray, fig: go.Figure, key: str
-) -> list[tuple[Chunk, float]]:
-    """Draws the chart of every chunk's score; returns the chunks the user clicked (a
-    marker, or a bar: the chunks in that score range)."""
-    event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points")
-    keys: list[int] = []
-    for point in event.selection.points if event else []:
-        if point.get("curve_number") == 0:  # a histogram bar: every chunk in its range
-            keys.extend(point.get("point_indices", []))
-        elif "customdata" in point:
-            keys.append(int(point["customdata"]))
-    # A selection made on an earlier chart (other settings) may point past this one.
-    picked = sorted({key for key in keys if 0 <= key < len(index)}, key=lambda key: -scores[key])
-    chunks = index.chunks if picked else ()
-    return [(chunks[key], float(scores[key])) for key in picked]
-
-
-def show_picked(picked: list[tuple[Chunk, float]]) -> None:
-    """The clicked chunks in full, best score first (at most five)."""
-    if not picked:
-        return
-    st.caption(
-        f"{len(picked)} chunk(s) picked on the chart" + (", first 5:" if len(picked) > 5 else ":")
-    )
-    for chunk, score in picked[:5]:
-        with st.expander(
-            f"{safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
-            f"{safe.md(chunk.symbol or '(module code)')} · score {score:.3f}",
-            expanded=len(picked) == 1,
-        ):
-            st.code(chunk.text, language=lexer_name(chunk.language))
-
-
 def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
     """The AST build, and the line-based one once the AST one is done (or when asked)."""
     ast_build = indexing.index_build(repo, config, "ast", rebuild=refresh)
@@ -158,73 +108,10 @@ def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
 
 
 def show_progress(label: str, build: IndexBuild, key: str, progress: BuildProgress) -> None:
-    """The build's progress bar, with a cancel button while it runs, resume once cancelled."""
-    text = f"{label}: {safe.md(progress.summary())} · {indexing.build_origin(build)}"
-    if progress.running:
-        bar, button = st.columns([5, 1])
-        bar.progress(progress.fraction, text=text)
-        if button.button("Cancel", key=f"cancel_{key}", help="Stop after the batch in flight."):
-            build.cancel()
-    elif progress.phase == CANCELLED:
-        st.warning(text)
-        if st.button("Resume", key=f"resume_{key}", help="Go on; cached batches are kept."):
-            indexing.index_build(repo, config, key, resume=True)
-            st.rerun()
-    elif progress.phase == FAILED:
-        st.error(text)
-    else:
-        st.caption(text)
-
-
-def show_hits(hits: tuple[Hit, ...] | list[Hit], target: Target | None, key: str) -> None:
-    """The hits, each with the lines that match the query; the selected one (it travels
-    in the link) in full: the first hit holding the selected file and line. With a token
-    budget, only what fits: the hit that crosses it is cut at a line and says so."""
-    chosen = st.session_state.get(links.HIT_KEY)
-    selected = next((hit for hit in hits if links.holds_hit(hit.chunk, chosen)), None)
-    reads = read_within([hit.chunk for hit in hits], budget, config.encoding) if budget else []
-    if budget:
-        used = sum(read.tokens for read in reads)
-        st.caption(
-            f"{used:,} of {budget:,} tokens read: {len(reads)} of {len(hits)} hits"
-            + (", the last one cut." if reads and reads[-1].cut else ".")
-        )
-    for position, hit in enumerate(hits[: len(reads)] if budget else hits):
-        chunk, mark = hit.chunk, ""
-        if budget and reads[position].cut:
-            end = reads[position].end_line
-            chunk = replace(chunk, text=reads[position].text, end_line=end)
-            mark = f" · :orange-badge[cut at L{end}: budget]"
-        if target is not None and target_mask([hit.chunk], target)[0]:
-            mark = " · :green-badge[target]" + mark
-        # A hit may be a window of neighbouring units (nexus.retrieval.windows): name them.
-        others = [s for s in dict.fromkeys(chunk.symbols) if s != chunk.symbol]
-        held = f" (with {safe.md(', '.join(others[:4]))}{' …' * (len(others) > 4)})"
-        st.markdown(
-            f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
-            f"{safe.md(chunk.symbol or '(module code)')}{held if others else ''} · "
-            f"score **{hit.score:.3f}**{mark}"
-        )
-        if hit.parts:
-            st.caption(safe.md(explain(hit.parts)))
-        toggle = f"hit_{key}_{hit.rank}"
-        st.session_state[toggle] = hit is selected
-        st.toggle(
-            "Whole chunk",
-            key=toggle,
-            on_change=toggle_hit,
-            args=(toggle, chunk),
-            help="Shows the whole chunk and selects it: the link then carries it.",
-        )
-        if hit is selected:
-            st.code(chunk.text, language=lexer_name(chunk.language), line_numbers=True)
-        else:
-            st.html(render.preview_html(hit_preview(chunk, query), chunk))
-
-
-def toggle_hit(toggle: str, chunk: Chunk) -> None:
-    """A hit's toggle moved: its chunk is selected, or none."""
-    links.select_hit(links.hit_value(chunk) if st.session_state[toggle] else "")
+    """The build's progress line (Cancel while it runs, Resume once cancelled)."""
+    if views.show_progress(label, build, indexing.build_origin(build), progress, key):
+        indexing.index_build(repo, config, key, resume=True)
+        st.rerun()
 
 
 def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) -> None:
@@ -250,7 +137,7 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
             f"{files} ({progress.phase}); keyword (BM25) results cover {covered}."
         )
         st.markdown(f"**Keyword (BM25), {covered}**")
-        show_hits(build.keyword_hits(query, k, rules_for(config)), target, f"{key}_keyword")
+        views.show_hits(keyword(build, key), target, f"{key}_keyword")
         if index is None:  # nothing embedded yet (the model may still be loading)
             return
         st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
@@ -262,15 +149,18 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
             "over every chunk meanwhile; the embedding hits follow."
         )
         st.markdown("**Keyword (BM25), all chunks**")
-        show_hits(build.keyword_hits(query, k, rules_for(config)), target, f"{key}_keyword")
+        views.show_hits(keyword(build, key), target, f"{key}_keyword")
         return
+
+    def dense() -> searching.DenseAnswer:
+        return searching.dense_answer(repo, config, key, build, index, query, k, budget, target)
+
     if progress.complete:  # the same answer for every session asking the same
-        shared_key = (build.serial, query, k, target_id, config.lexical_weight, config.ranking)
-        outcome, scores, fig = cache.shared(
-            "answer", shared_key, lambda: answer(build, index, target)
-        )
+        asked = (query, k, budget, target_id, config.lexical_weight, config.ranking)
+        found = cache.shared("answer", (build.serial, *asked), dense)
     else:
-        outcome, scores, fig = answer(build, index, target)
+        found = dense()
+    outcome = found.outcome
     if target is not None:
         m1, m2, m3 = st.container(key=f"nx_metrics_{key}").columns(3)
         rank, score, margin = score_views.target_metrics(outcome, k)
@@ -281,16 +171,17 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
             margin,
             help="Best target score minus best other score; negative: a wrong chunk wins.",
         )
-    show_picked(score_chart(index, scores, fig, key=f"scores_{key}"))
-    if outcome.hits and outcome.hits[0].parts:
-        kind = "a name (symbol query)" if query_kind(query) == SYMBOL else "a sentence"
-        st.caption(
-            f"Read as {kind}. Ranking stage: dense and keyword scores scaled over the "
-            "candidates and weighted for the query's kind, then definition, path and file "
-            "evidence; each hit's line shows its parts."
-        )
-        st.plotly_chart(score_views.parts_figure(outcome.hits), key=f"parts_{key}")
-    show_hits(outcome.hits, target, key)
+    views.show_picked(views.score_chart(index, found.scores, found.figure, f"scores_{key}"))
+    hits = found.answer.hits
+    if hits and hits[0].parts:
+        st.caption(views.ranking_caption(query))
+        st.plotly_chart(score_views.parts_figure(hits), key=f"parts_{key}")
+    views.show_hits(found.answer, target, key)
+
+
+def keyword(build: IndexBuild, key: str) -> SearchAnswer:
+    """Keyword hits over the chunks made so far, through the ranking stage."""
+    return searching.keyword_answer(build, config, key, query, k, budget)
 
 
 def show_answers(

@@ -113,6 +113,24 @@ def test_a_session_lists_tools_searches_and_sees_an_edit(served):
     assert len(related["related"]) == 3 and related["at"]["file"] == "src/services/refund.ts"
 
 
+def test_a_restart_after_an_edit_opens_the_saved_index_and_holds_the_edit(served):
+    """A server started again after a file changed opens the index saved before the
+    edit (the same folder) with that one file indexed again, not a new build."""
+    repo, params = served
+
+    async def search(client):
+        found = _data(await client.call_tool("search", {"query": "reconcileLedgerDrift"}))
+        return found, _data(await client.call_tool("index_status", {}))
+
+    _, before = _session(params, search)
+    target = repo / "src" / "services" / "refund.ts"
+    target.write_text(target.read_text() + "\nexport function reconcileLedgerDrift() {}\n")
+    found, after = _session(params, search)
+    assert after["folders"] == before["folders"]  # no new index was built
+    assert "1 changed file(s)" in after["fresh"] and "1 changed file(s)" in found["fresh"]
+    assert found["hits"][0]["symbol"] == "reconcileLedgerDrift"
+
+
 def test_bad_input_is_a_tool_error_and_the_server_stays_up(served, tmp_path):
     _, params = served
     outside = tmp_path / "elsewhere"

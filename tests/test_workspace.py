@@ -205,3 +205,49 @@ def test_with_no_event_from_the_kernel_no_file_is_stat_ed(repo, tmp_path, monkey
     with refund.open("a") as f:
         f.write("\nexport function settleLedgerDrift() {}\n")
     assert workspace.refresh().changed_files == 1
+
+
+def test_a_reopen_after_an_edit_loads_the_saved_index_and_chunks_only_that_file(
+    repo, tmp_path, monkeypatch
+):
+    """A restart (a new workspace) after one file changed opens the index saved before
+    the edit and chunks only that file again; the answer holds the edit."""
+    from nexus.runtime import stream
+
+    first = _open(repo, tmp_path)
+    (built,) = first.index()
+    refund = repo / "src" / "services" / "refund.ts"
+    refund.write_text(refund.read_text() + "\nexport function settleLedgerDrift() {}\n")
+    chunked: list[str] = []
+    real = stream.chunk_ref
+
+    def chunk_ref(ref, *args, **kwargs):
+        chunked.append(ref.info.path)
+        return real(ref, *args, **kwargs)
+
+    monkeypatch.setattr(stream, "chunk_ref", chunk_ref)
+
+    again = _open(repo, tmp_path)
+    (opened,) = again.index(
+        refresh_saved=True, chunker=lambda config: pytest.fail("chunked every file")
+    )
+    assert opened.reused and opened.folder == built.folder
+    assert opened.stale == {"src/services/refund.ts"} and chunked == ["src/services/refund.ts"]
+    assert again.search("settleLedgerDrift", k=1).hits[0].chunk.symbol == "settleLedgerDrift"
+    assert again.status().fresh.changed_files == 1
+    assert len(again.chunks("src/services/refund.ts")) > len(first.chunks("src/services/refund.ts"))
+
+    # Without refresh_saved (``nexus index``) the edited files are a new index, built.
+    (rebuilt,) = _open(repo, tmp_path).index()
+    assert not rebuilt.reused and rebuilt.folder != built.folder
+
+
+def test_a_reopen_after_too_many_edits_builds_afresh(repo, tmp_path):
+    from nexus import workspace as module
+
+    _open(repo, tmp_path).index()
+    files = sorted((repo / "src").rglob("*.ts"))
+    for path in files[: int(len(files) * module.STALE_SHARE) + 2]:
+        path.write_text(path.read_text() + "\nexport const touched = 1;\n")
+    (opened,) = _open(repo, tmp_path).index(refresh_saved=True)
+    assert not opened.reused and not opened.stale

@@ -4,8 +4,9 @@ Four tools, thin layers over ``nexus.workspace.Workspace``: ``search``, ``chunks
 ``find_related`` and ``index_status``. Each repository is opened on first use (or
 warmed at start) and stays open; before each answer the files changed since the last
 call are chunked and embedded again (``Workspace.refresh``), and the answer says how
-fresh it is. Only protocol messages go to stdout (the SDK points file descriptor 1 at
-stderr while it serves); logs go to stderr. Every path is confined to the folders on
+fresh it is; a restart after edits opens the index saved before them and does the same
+for the files changed since. Only protocol messages go to stdout (the SDK points file
+descriptor 1 at stderr while it serves); logs go to stderr. Every path is confined to the folders on
 the command line, with the dashboard's allowed-roots rules (``nexus.ingest.sources``).
 """
 
@@ -96,9 +97,11 @@ class Repositories:
                     workspace = Workspace.open(place, self.settings, self.embedder())
                 except IngestError as exc:
                     raise ToolInputError(str(exc)) from None
-                workspace.index()
+                # A restart after edits opens the index saved before them and chunks
+                # only the files changed since (``Workspace.index``).
+                (opened, *_) = workspace.index(refresh_saved=True)
                 self._open[place] = workspace
-                _log(f"opened {place} ({workspace.status().chunks} chunks)")
+                _log(f"opened {place}: {opened.describe(workspace.config.strategy)}")
             else:
                 workspace.refresh()
             return call(workspace)

@@ -158,7 +158,7 @@ class IndexBuild:
         self.embedder = embedder
         # Queries go through a handle of their own: ``last_misses`` of the build's
         # handle must count the build's batch, not a page's query embedded meanwhile.
-        self._queries = CachedEmbedder(embedder.inner, embedder.cache)
+        self.query_embedder = CachedEmbedder(embedder.inner, embedder.cache)
         self.batch = batch
         self.first_batch = min(FIRST_BATCH, batch)
         self.step_s = step_s
@@ -275,10 +275,6 @@ class IndexBuild:
                 return self._snapshot  # a larger one was stored while this one was built
             self._snapshot, self._snapshot_bytes = snapshot, size
         return snapshot
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """The vector of a query, with the build's model and cache."""
-        return self._queries.encode([text])[0]
 
     def keyword_hits(self, query: str, k: int, rules: RankingRules | None = None) -> list[Hit]:
         """The ``k`` best chunks by keywords (BM25) over every chunk made so far: an

@@ -19,7 +19,7 @@ from nexus.retrieval.embedding import (
     ModelUnavailableError,
     default_embedder,
 )
-from nexus.retrieval.store import IndexStore, files_digest, identity_for
+from nexus.retrieval.store import IndexStore, file_digests, files_digest, identity_for
 from nexus.runtime import embed_order
 from nexus.runtime.builds import STEP_S, BuildManager, ChunkStream, IndexBuild
 from nexus.runtime.progress import OPENED
@@ -160,7 +160,7 @@ def index_build(
         with_cache,
         resume,
         saved=None if rebuild else lambda: store.open(identity),
-        on_done=lambda index: store.save(index, identity),
+        on_done=lambda index: store.save(index, identity, digests=file_digests(repo)),
     )
     if build is not before:
         st.session_state.setdefault("started_builds", set()).add(build.serial)

@@ -19,37 +19,10 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from nexus.config import ChunkConfig
-from nexus.evaluation.metrics import QueryOutcome, Target, final_scores, is_hit, score_query
+from nexus.evaluation.metrics import QueryOutcome, Target, is_hit
 from nexus.retrieval.index import VectorIndex
-from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.search import Hit
-from nexus.runtime.builds import IndexBuild
 from nexus.ui import render
-
-
-def search_answer(
-    build: IndexBuild,
-    index: VectorIndex,
-    query: str,
-    target: Target | None,
-    k: int,
-    config: ChunkConfig,
-) -> tuple[QueryOutcome, np.ndarray, go.Figure]:
-    """The query's outcome on ``index``, every chunk's final score (NaN where the
-    ranking stage did not rank it), and the chart of them."""
-    vector = build.embed_query(query)
-    outcome = score_query(
-        index,
-        vector,
-        target,
-        k,
-        text=query,
-        lexical_weight=config.lexical_weight,
-        ranking=rules_for(config),
-        keep_ranked=True,
-    )
-    scores = final_scores(index, outcome, vector, query, config.lexical_weight)
-    return outcome, scores, score_figure(index, scores, outcome, target, k, config)
 
 
 def target_metrics(outcome: QueryOutcome, k: int) -> tuple[str, str, str]:

@@ -317,6 +317,9 @@ def test_search_answers_partially_while_the_build_runs(page, gated) -> None:
     assert any("chunks embedded so far" in m.value for m in at.markdown)
     hits = [m.value for m in at.markdown if m.value.startswith("**1.**")]
     assert len(hits) == 2  # keyword and dense, both in the AST column
+    # The keyword hits went through the ranking stage too: every hit has its parts' line.
+    why = [c.value for c in at.caption if c.value.startswith("dense ")]
+    assert len(why) == len(hit_headers(at)) > 2
     progress = shown(at.get("progress")[0].proto.text)
     assert "8/" in progress and "chunks/s" in progress and "left" in progress
     at.button(key="cancel_ast").click().run()

@@ -115,6 +115,38 @@ def test_open_or_build_reuses_and_rebuilds_a_damaged_index(tmp_path) -> None:
     assert len(VectorIndex.load(fixed.folder)) == 5
 
 
+def test_an_index_of_other_files_is_offered_only_for_the_same_settings(tmp_path) -> None:
+    """With ``stale_share``, an identity without a saved index opens the newest one of
+    the same settings and model built from other files, naming the files that differ;
+    other settings, too many changed files or ``rebuild`` build afresh."""
+    store, embedder = IndexStore(tmp_path), HashingEmbedder(dim=32)
+    before = {f"f{i}.py": f"{i:064x}" for i in range(8)}
+    after = {**before, "f1.py": "e" * 64, "new.py": "f" * 64}
+    del after["f2.py"]
+
+    def build(missing):
+        one = [helpers.make_chunk("c")]
+        return [VectorIndex.build(one, np.ones((1, 32)), "m") for _ in missing]
+
+    def identity(digests, **settings):
+        config = ChunkConfig(**settings)
+        return identity_for("r", str(sorted(digests.items())), config, embedder.name)
+
+    (saved,) = open_or_build(store, [identity(before)], build, digests=before)
+    (opened,) = open_or_build(store, [identity(after)], build, digests=after, stale_share=0.5)
+    assert opened.reused and opened.folder == saved.folder
+    assert opened.stale == {"f1.py", "f2.py", "new.py"}
+    assert "3 file(s) changed since" in opened.describe("ast")
+    (other,) = open_or_build(
+        store, [identity(after, max_tokens=128)], build, digests=after, stale_share=0.5
+    )
+    assert not other.reused
+    (too_many,) = open_or_build(store, [identity(after)], build, digests=after, stale_share=0.2)
+    assert not too_many.reused and too_many.folder != saved.folder
+    (exact,) = open_or_build(store, [identity(after)], build, digests=after, stale_share=0.5)
+    assert exact.reused and not exact.stale  # now saved for these very files
+
+
 @pytest.fixture
 def cli_repo(tmp_path, monkeypatch) -> Path:
     """A copy of a sample repo, the CLI's embedder swapped for the hashing one."""

@@ -262,7 +262,7 @@ def test_queries_embedded_during_a_build_do_not_change_its_counts(cache: Embeddi
     inner = GatedEmbedder()
     build = builds.IndexBuild(CHUNKS, CachedEmbedder(inner, cache), batch=3).start()
     assert inner.waiting.acquire(timeout=10)  # the first batch is in the model
-    build.embed_query("a query")  # a page asks meanwhile: one text for the model
+    build.query_embedder.encode(["a query"])  # a page asks meanwhile: one text for the model
     inner.gate.release()
     while build.progress().running:
         if inner.waiting.acquire(timeout=1):

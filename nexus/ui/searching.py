@@ -1,0 +1,99 @@
+"""The Search page's answers, through the front door (``nexus.workspace.Workspace``).
+
+The page builds its indexes in the background (``indexing.index_build``, so that it
+answers while they grow); each answer is then asked of a ``Workspace`` over the build's
+index (``Workspace.adopt``): the hits, ranked by the ranking stage, and what of them
+a token budget reads come from ``Workspace.search``, the call the CLI and the MCP
+server make, so the three give the same hits for the same settings. While a build runs,
+the keyword hits over every chunk made so far go through the same ranking stage
+(``IndexBuild.keyword_hits`` with the rules a dense search uses).
+
+No streamlit here: the page draws what these return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from nexus.answers import Freshness, SearchAnswer
+from nexus.config import ChunkConfig
+from nexus.evaluation.metrics import QueryOutcome, Target, final_scores, score_query
+from nexus.ingest.sources import Repository
+from nexus.retrieval.budget import read_within
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.ranking import rules_for
+from nexus.retrieval.tiers import FAST, QUALITY
+from nexus.runtime.builds import IndexBuild
+from nexus.ui.scores import score_figure
+from nexus.workspace import Settings, Workspace, is_static
+
+
+@dataclass(frozen=True)
+class DenseAnswer:
+    """One index's answer as the page draws it."""
+
+    answer: SearchAnswer  # the hits and what of them the budget reads (Workspace.search)
+    outcome: QueryOutcome  # the target's rank, score and margin, over the ranked candidates
+    scores: np.ndarray  # every chunk's final score in key order (NaN: not ranked)
+    figure: go.Figure  # the chart of those scores
+
+
+def workspace_over(
+    repo: Repository, config: ChunkConfig, strategy: str, index: VectorIndex, build: IndexBuild
+) -> Workspace:
+    """A workspace answering ``strategy`` from ``index`` (a build's, finished or so far),
+    with the build's model and cache (``IndexBuild.query_embedder``)."""
+    settings = Settings(config=config, tier=_tier(build))
+    workspace = Workspace(repo, settings, build.query_embedder)
+    workspace.adopt(strategy, index)
+    return workspace
+
+
+def dense_answer(
+    repo: Repository,
+    config: ChunkConfig,
+    strategy: str,
+    build: IndexBuild,
+    index: VectorIndex,
+    query: str,
+    k: int,
+    budget: int | None,
+    target: Target | None,
+) -> DenseAnswer:
+    """``query``'s answer from ``index`` (``build``'s ``strategy`` index, finished or so
+    far; ``budget`` None or 0: none), asked of a workspace over it, with the target's
+    outcome and the chart of every chunk's final score."""
+    workspace = workspace_over(repo, config, strategy, index, build)
+    answer = workspace.search(query, k, strategy=strategy, budget_tokens=budget or None)
+    vector = workspace.query_vectors([query])[0]  # embedded once, by the search
+    outcome = score_query(
+        index,
+        vector,
+        target,
+        k,
+        text=query,
+        lexical_weight=config.lexical_weight,
+        ranking=rules_for(config),
+        keep_ranked=True,
+    )
+    scores = final_scores(index, outcome, vector, query, config.lexical_weight)
+    figure = score_figure(index, scores, outcome, target, k, config)
+    return DenseAnswer(answer, outcome, scores, figure)
+
+
+def keyword_answer(
+    build: IndexBuild, config: ChunkConfig, strategy: str, query: str, k: int, budget: int | None
+) -> SearchAnswer:
+    """Keyword (BM25) hits over every chunk the build has made so far, through the
+    ranking stage with no dense score yet (an answer before the vectors or the model)."""
+    hits = tuple(build.keyword_hits(query, k, rules_for(config)))
+    reads = tuple(read_within([hit.chunk for hit in hits], budget or None, config.encoding))
+    tier, model = _tier(build), build.embedder.name
+    return SearchAnswer(query, strategy, hits, reads, budget or None, tier, model, Freshness())
+
+
+def _tier(build: IndexBuild) -> str:
+    return FAST if is_static(build.embedder.inner) else QUALITY
