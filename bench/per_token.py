@@ -31,7 +31,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.questions_eval import cases, load_questions, ranked  # noqa: E402
 from bench.questions_index import INDEXES, index_folder, tier_cache  # noqa: E402
-from nexus.evaluation.budget import any_line, budget_outcome, summarize_budgets  # noqa: E402
+from nexus.evaluation.budget import (  # noqa: E402
+    READ_DEPTH,
+    any_line,
+    budget_outcome,
+    summarize_budgets,
+)
 from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import METRICS, Place, question_scores  # noqa: E402
 from nexus.retrieval.budget import Read  # noqa: E402
@@ -73,7 +78,7 @@ def measure(
 ) -> dict[str, float]:
     """Means over the split's questions (budget figures as ``summarize_budgets`` gives)."""
     embedder = tier_cache(tier)
-    run = ranked(rules)
+    run = ranked(rules, READ_DEPTH)  # the budgets read past the top 10
     quality: list[dict[str, float]] = []
     budgets = []
     for repo, questions in load_questions(split).items():
@@ -84,9 +89,9 @@ def measure(
         index = VectorIndex.load(folder)
         files = {c.file for c in index.chunks}
         for case in cases(index, questions, embedder, rules):
-            top = run(case)
-            quality.append(question_scores(case.question, top, files))
-            budgets.append(budget_outcome(top, case.question.targets, covers))
+            deep = run(case)
+            quality.append(question_scores(case.question, deep[:10], files))
+            budgets.append(budget_outcome(deep, case.question.targets, covers))
     if not quality:
         return {}
     summary = {name: sum(q[name] for q in quality) / len(quality) for name in METRICS}
