@@ -65,6 +65,22 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "AST 192/32": ({}, "192-32"),
     "AST 192/32, no windows": ({"window_lines": 0}, "192-32"),
     "AST 256/32, no windows": ({"window_lines": 0}, "256-32"),
+    "AST 256/32": ({}, "256-32"),
+    "AST 256/32, windows join at 0.5": ({"window_share": 0.5}, "256-32"),
+    "AST 192/32, windows of 60 lines": ({"window_lines": 60}, "192-32"),
+    "AST 192/32, windows of 120 lines": ({"window_lines": 120}, "192-32"),
+    "AST 192/32, windows join at 0.5": ({"window_share": 0.5}, "192-32"),
+    "200 candidates": ({"candidates": 200}, ""),
+    "200 candidates, windows join at 0.5": ({"candidates": 200, "window_share": 0.5}, ""),
+    "AST 192/32, 200 candidates, no windows": ({"candidates": 200, "window_lines": 0}, "192-32"),
+    "AST 192/32, 200 candidates, windows join at 0.5": (
+        {"candidates": 200, "window_share": 0.5},
+        "192-32",
+    ),
+    "AST 256/32, 200 candidates, windows join at 0.5": (
+        {"candidates": 200, "window_share": 0.5},
+        "256-32",
+    ),
     "no context header": ({}, "no-header"),
 }
 
@@ -127,17 +143,15 @@ def write(found: dict[str, dict[str, float]], tier: str) -> None:
     text = [
         "# Retrieval per token on the hand-written questions\n\n",
         f"`bench/per_token.py --tier {tier} --write`: {tier} tier (the static model distilled "
-        "from MiniLM), ranking stage. R@Bk: share of a question's targets covered when its top "
-        "10 is read in rank order until B thousand cl100k tokens are spent (the crossing hit "
-        "up to the line where the budget runs out); tokens to first hit: median; lines@10 / "
-        "tokens@10: what the top 10 costs to read. `before`: the code before the levers; "
-        "numbered labels: levers measured alone on the tuning half (1: the stemmer, "
-        "content-based re-exports and the bench/perf-measures examples prior, with each "
-        "variant alone on top; 2: the same plus folder and unit names in the keyword "
-        "text; 3: without them; 4: after, windows that a neighbour joins only at a share of "
-        "its hit's score; 5: after, chunks embedded without their context line); `after`: "
-        "what was kept (1 + fusion 0.5 / 0.3), the "
-        "held-out half scored once with it. Load was 7-17 on 2 cores (no timings here).\n",
+        "from MiniLM), ranking stage. R@Bk: share of a question's targets covered when its "
+        "hits are read in rank order until B thousand cl100k tokens are spent, as deep as "
+        f"the budget lasts ({READ_DEPTH} hits ranked; the crossing hit up to the line where the "
+        "budget runs out); tokens to first hit: median, read as deep; NDCG@10, MRR@10, R@5, "
+        "lines@10 / tokens@10: the top 10. `tuning`: each lever alone on the tuning half "
+        "(variant = today's rules with that one change; `AST 192/32` etc. name the index's "
+        "chunk budgets); `held-out, once`: what the tuning half chose, scored once on the "
+        "240 held-out questions. Figures with the earlier rule (budgets read in the top 10 "
+        "only) are in git history. Load 3-6 on 2 cores (no timings here).\n",
     ]
     for (split, strategy), rows in sorted(groups.items(), key=lambda g: (g[0][0] != "tune", g)):
         text.append(f"\n## {split} half, {strategy} chunks\n\n{render_markdown(table(rows))}\n")
