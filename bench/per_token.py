@@ -1,6 +1,7 @@
 """Retrieval per token on the hand-written questions: NDCG@10, MRR@10, R@5 beside recall
-within 1k / 2k / 4k tokens, tokens to the first hit and the lines and tokens of the top 10,
-per split (tuning, held-out), chunking strategy (AST, 50-line windows) and variant.
+within 1k / 2k / 4k tokens (hits read as deep as the budget lasts: ``READ_DEPTH`` are
+ranked), tokens to the first hit and the lines and tokens of the top 10, per split
+(tuning, held-out), chunking strategy (AST, 50-line windows) and variant.
 
 A variant is the ranking stage with one lever changed (``VARIANTS``); levers are measured
 alone on the tuning half and the held-out half is reported once with what was kept.
@@ -8,8 +9,8 @@ alone on the tuning half and the held-out half is reported once with what was ke
     .venv/bin/python bench/per_token.py --tier fast [--split tune] [--strategy ast]
         [--variant NAME ...] [--label before] [--write]
 
-Needs the saved indexes of ``bench/questions_index.py --tier fast`` (``--sizes 192-32``
-for the chunk-size variants). ``--write`` merges the rows into
+Needs the saved indexes of ``bench/questions_index.py --tier fast`` (``--sizes 192-32``,
+``--sizes 256-32``, ``--sizes no-header`` for the variants that name them). ``--write`` merges the rows into
 ``bench/results/per_token.json`` (keyed by label, split, strategy, variant) and renders
 ``bench/results/per_token.md`` from all of them.
 """
