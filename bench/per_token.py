@@ -10,9 +10,9 @@ alone on the tuning half and the held-out half is reported once with what was ke
         [--variant NAME ...] [--label before] [--write]
 
 Needs the saved indexes of ``bench/questions_index.py --tier fast`` (``--sizes 192-32``,
-``--sizes 256-32``, ``--sizes no-header`` for the variants that name them). ``--write`` merges the rows into
-``bench/results/per_token.json`` (keyed by label, split, strategy, variant) and renders
-``bench/results/per_token.md`` from all of them.
+``--sizes 256-32``, ``--sizes no-header`` for the variants that name them). ``--write``
+merges the rows into ``bench/results/per_token.json`` (keyed by label, split, strategy,
+variant) and renders ``bench/results/per_token.md`` from all of them.
 """
 
 from __future__ import annotations
