@@ -15,7 +15,8 @@ differs. This script runs in semble's own virtualenv and imports nothing from Ne
 ``--repos`` more than once to add another checkout's folder), index the laid-out tree
 ``WORK/<name>/`` with ``SembleIndex.from_path`` and search every question of
 ``<name>.jsonl``. ``docs``: index the stripped corpus of a doc-comment set as one root
-and search every query. Each search asks for the top 10, semble's defaults otherwise
+and search every query. Each search asks for the top 50 (the budgets read past the
+top 10, as Nexus's do), semble's defaults otherwise
 (``--alpha 0``: BM25 only, with semble's ranking rules; write it to another ``--runs``).
 
 Writes ``RUNS/<name>.jsonl`` (one line per query: ``id``, ``query``, ``results`` best
@@ -62,7 +63,8 @@ DOC_CORPUS = Path("/tmp/nexus-eval/corpus/dev")
 #: The shared eval folder, as ``bench/eval_sets.py`` finds it.
 EVAL_DIR = Path(os.environ.get("NEXUS_EVAL_DIR", ROOT.parent / "shared" / "eval"))
 DOC_QUERIES = EVAL_DIR / "dev" / "queries.jsonl"
-TOP_K = 10
+#: Hits kept per query: the budgets read past the top 10 (Nexus's ``READ_DEPTH``).
+TOP_K = 50
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -1,6 +1,7 @@
 """Retrieval per token on the hand-written questions: NDCG@10, MRR@10, R@5 beside recall
-within 1k / 2k / 4k tokens, tokens to the first hit and the lines and tokens of the top 10,
-per split (tuning, held-out), chunking strategy (AST, 50-line windows) and variant.
+within 1k / 2k / 4k tokens (hits read as deep as the budget lasts: ``READ_DEPTH`` are
+ranked), tokens to the first hit and the lines and tokens of the top 10, per split
+(tuning, held-out), chunking strategy (AST, 50-line windows) and variant.
 
 A variant is the ranking stage with one lever changed (``VARIANTS``); levers are measured
 alone on the tuning half and the held-out half is reported once with what was kept.
@@ -8,10 +9,10 @@ alone on the tuning half and the held-out half is reported once with what was ke
     .venv/bin/python bench/per_token.py --tier fast [--split tune] [--strategy ast]
         [--variant NAME ...] [--label before] [--write]
 
-Needs the saved indexes of ``bench/questions_index.py --tier fast`` (``--sizes 192-32``
-for the chunk-size variants). ``--write`` merges the rows into
-``bench/results/per_token.json`` (keyed by label, split, strategy, variant) and renders
-``bench/results/per_token.md`` from all of them.
+Needs the saved indexes of ``bench/questions_index.py --tier fast`` (``--sizes 192-32``,
+``--sizes 256-32``, ``--sizes no-header`` for the variants that name them). ``--write``
+merges the rows into ``bench/results/per_token.json`` (keyed by label, split, strategy,
+variant) and renders ``bench/results/per_token.md`` from all of them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.questions_eval import cases, load_questions, ranked  # noqa: E402
 from bench.questions_index import INDEXES, index_folder, tier_cache  # noqa: E402
-from nexus.evaluation.budget import any_line, budget_outcome, summarize_budgets  # noqa: E402
+from nexus.evaluation.budget import (  # noqa: E402
+    READ_DEPTH,
+    any_line,
+    budget_outcome,
+    summarize_budgets,
+)
 from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import METRICS, Place, question_scores  # noqa: E402
 from nexus.retrieval.budget import Read  # noqa: E402
@@ -60,6 +66,22 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "AST 192/32": ({}, "192-32"),
     "AST 192/32, no windows": ({"window_lines": 0}, "192-32"),
     "AST 256/32, no windows": ({"window_lines": 0}, "256-32"),
+    "AST 256/32": ({}, "256-32"),
+    "AST 256/32, windows join at 0.5": ({"window_share": 0.5}, "256-32"),
+    "AST 192/32, windows of 60 lines": ({"window_lines": 60}, "192-32"),
+    "AST 192/32, windows of 120 lines": ({"window_lines": 120}, "192-32"),
+    "AST 192/32, windows join at 0.5": ({"window_share": 0.5}, "192-32"),
+    "200 candidates": ({"candidates": 200}, ""),
+    "200 candidates, windows join at 0.5": ({"candidates": 200, "window_share": 0.5}, ""),
+    "AST 192/32, 200 candidates, no windows": ({"candidates": 200, "window_lines": 0}, "192-32"),
+    "AST 192/32, 200 candidates, windows join at 0.5": (
+        {"candidates": 200, "window_share": 0.5},
+        "192-32",
+    ),
+    "AST 256/32, 200 candidates, windows join at 0.5": (
+        {"candidates": 200, "window_share": 0.5},
+        "256-32",
+    ),
     "no context header": ({}, "no-header"),
 }
 
@@ -73,7 +95,7 @@ def measure(
 ) -> dict[str, float]:
     """Means over the split's questions (budget figures as ``summarize_budgets`` gives)."""
     embedder = tier_cache(tier)
-    run = ranked(rules)
+    run = ranked(rules, READ_DEPTH)  # the budgets read past the top 10
     quality: list[dict[str, float]] = []
     budgets = []
     for repo, questions in load_questions(split).items():
@@ -84,9 +106,9 @@ def measure(
         index = VectorIndex.load(folder)
         files = {c.file for c in index.chunks}
         for case in cases(index, questions, embedder, rules):
-            top = run(case)
-            quality.append(question_scores(case.question, top, files))
-            budgets.append(budget_outcome(top, case.question.targets, covers))
+            deep = run(case)
+            quality.append(question_scores(case.question, deep[:10], files))
+            budgets.append(budget_outcome(deep, case.question.targets, covers))
     if not quality:
         return {}
     summary = {name: sum(q[name] for q in quality) / len(quality) for name in METRICS}
@@ -122,17 +144,15 @@ def write(found: dict[str, dict[str, float]], tier: str) -> None:
     text = [
         "# Retrieval per token on the hand-written questions\n\n",
         f"`bench/per_token.py --tier {tier} --write`: {tier} tier (the static model distilled "
-        "from MiniLM), ranking stage. R@Bk: share of a question's targets covered when its top "
-        "10 is read in rank order until B thousand cl100k tokens are spent (the crossing hit "
-        "up to the line where the budget runs out); tokens to first hit: median; lines@10 / "
-        "tokens@10: what the top 10 costs to read. `before`: the code before the levers; "
-        "numbered labels: levers measured alone on the tuning half (1: the stemmer, "
-        "content-based re-exports and the bench/perf-measures examples prior, with each "
-        "variant alone on top; 2: the same plus folder and unit names in the keyword "
-        "text; 3: without them; 4: after, windows that a neighbour joins only at a share of "
-        "its hit's score; 5: after, chunks embedded without their context line); `after`: "
-        "what was kept (1 + fusion 0.5 / 0.3), the "
-        "held-out half scored once with it. Load was 7-17 on 2 cores (no timings here).\n",
+        "from MiniLM), ranking stage. R@Bk: share of a question's targets covered when its "
+        "hits are read in rank order until B thousand cl100k tokens are spent, as deep as "
+        f"the budget lasts ({READ_DEPTH} hits ranked; the crossing hit up to the line where the "
+        "budget runs out); tokens to first hit: median, read as deep; NDCG@10, MRR@10, R@5, "
+        "lines@10 / tokens@10: the top 10. `tuning`: each lever alone on the tuning half "
+        "(variant = today's rules with that one change; `AST 192/32` etc. name the index's "
+        "chunk budgets); `held-out, once`: what the tuning half chose, scored once on the "
+        "240 held-out questions. Figures with the earlier rule (budgets read in the top 10 "
+        "only) are in git history. Load 3-6 on 2 cores (no timings here).\n",
     ]
     for (split, strategy), rows in sorted(groups.items(), key=lambda g: (g[0][0] != "tune", g)):
         text.append(f"\n## {split} half, {strategy} chunks\n\n{render_markdown(table(rows))}\n")

@@ -150,9 +150,9 @@ def score_repo(
     """Score every question of one repository (a question without a run line has no hits)."""
     out = []
     for q in questions:
-        top = hits.get(q.id, ())
-        budget = budget_outcome(top, q.targets, covers_place)
-        out.append(Scored(split, q, question_scores(q, top, files), budget))
+        deep = hits.get(q.id, ())  # the budgets read past the top 10, as Nexus's do
+        budget = budget_outcome(deep, q.targets, covers_place)
+        out.append(Scored(split, q, question_scores(q, deep[:10], files), budget))
     return out
 
 
@@ -271,9 +271,9 @@ def score_docs(run: Path, queries: Path) -> dict[str, dict[str, float]]:
     hits = read_run(run)
     rows, budgets = [], defaultdict(list)
     for query in load_queries(queries):
-        top = hits.get(query.id, ())
-        rows.append(doc_row(query, top))
-        outcome = budget_outcome(top, [query.target], covers_half)
+        deep = hits.get(query.id, ())
+        rows.append(doc_row(query, deep[:10]))
+        outcome = budget_outcome(deep, [query.target], covers_half)
         for group in ("all", query.variant):
             budgets[group].append(outcome)
     metrics = aggregate(rows)

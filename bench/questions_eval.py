@@ -73,12 +73,12 @@ def top_by(chunks: Sequence[Chunk], scores: np.ndarray) -> list[Chunk]:
     return [chunks[key] for key in np.argsort(-scores, kind="stable")[:10].tolist()]
 
 
-def ranked(rules: RankingRules) -> Run:
-    """The ranking stage with ``rules`` over the case's candidates."""
+def ranked(rules: RankingRules, k: int = 10) -> Run:
+    """The ranking stage with ``rules`` over the case's candidates (its top ``k``)."""
 
     def run(case: Case) -> list[Chunk]:
         found, query = case.candidates, case.question.query
-        top = rank(found.chunks, found.dense, found.keyword, query, 10, rules)
+        top = rank(found.chunks, found.dense, found.keyword, query, k, rules)
         return [hit_chunk(found.chunks, x) for x in top]
 
     return run

@@ -8,8 +8,12 @@ what was found for B tokens.
 
 * ``R@Btok``: share of a query's targets covered by the reads within B tokens;
 * ``tokens to first hit``: tokens read up to and including the first hit that covers
-  a target (``None`` when no hit of the top k does);
+  a target (``None`` when no hit given does);
 * ``lines@k`` / ``tokens@k``: what the whole top k costs to read.
+
+A budget is read as deep as it lasts, not only through the top k: ten 15-line hits
+spend 1,500 tokens, and a reader with 4,000 goes on to the eleventh. Callers therefore
+pass a deeper ranked list (``READ_DEPTH`` hits) than the k that NDCG and lines@k see.
 
 A target is covered by a read according to the set's own rule (``covers``): any shared
 line for question sets, half the target's lines for doc-comment sets.
@@ -28,9 +32,11 @@ from nexus.types import Chunk
 
 #: Budgets reported by default, in tokens: a small, a medium and a large context.
 DEFAULT_BUDGETS = (1000, 2000, 4000)
-#: Hits read for the budgets and for lines@k / tokens@k (the largest budget rarely
-#: needs more than ten results).
+#: Hits that lines@k / tokens@k count (NDCG@10 and MRR@10 see as many).
 TOP_K = 10
+#: Hits a caller ranks for the budgets: 50 of the smallest chunks (~190 tokens each)
+#: still outlast the largest default budget, 4,000 tokens.
+READ_DEPTH = 50
 
 T = TypeVar("T")
 Covers = Callable[[T, Read], bool]
@@ -61,12 +67,13 @@ def budget_outcome(
     k: int = TOP_K,
     encoding: str = DEFAULT_ENCODING,
 ) -> BudgetOutcome:
-    """Score the ranked ``hits`` of one query (best first) against its ``targets``."""
-    top = list(hits[:k])
-    whole = read_within(top, None, encoding)
+    """Score the ranked ``hits`` of one query (best first) against its ``targets``: the
+    budgets and the first hit read as deep as ``hits`` goes (pass ``READ_DEPTH`` of
+    them), lines and tokens count the top ``k``."""
+    whole = read_within(list(hits), None, encoding)
     recall = {}
     for budget in budgets:
-        reads = read_within(top, budget, encoding)
+        reads = read_within(hits, budget, encoding)
         found = sum(1 for target in targets if any(covers(target, read) for read in reads))
         recall[budget] = found / len(targets) if targets else 0.0
     spent, first = 0, None
@@ -78,8 +85,8 @@ def budget_outcome(
     return BudgetOutcome(
         recall=recall,
         tokens_to_first_hit=first,
-        lines_top_k=sum(read.lines for read in whole),
-        tokens_top_k=sum(read.tokens for read in whole),
+        lines_top_k=sum(read.lines for read in whole[:k]),
+        tokens_top_k=sum(read.tokens for read in whole[:k]),
     )
 
 

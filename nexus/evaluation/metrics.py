@@ -33,6 +33,7 @@ import numpy as np
 
 from nexus.evaluation.budget import (
     DEFAULT_BUDGETS,
+    READ_DEPTH,
     BudgetOutcome,
     budget_label,
     budget_outcome,
@@ -412,19 +413,26 @@ def score_query(
                 exact=exact,
             )
         )
-        hits = ranked[:k]
+        hits, deep = ranked[:k], ranked[:READ_DEPTH]
     else:
         ranked = ()
-        hits = tuple(
+        deep = tuple(  # the budgets read past the top k
             search(
-                index, query_vec, text, k, rules=ranking, lexical_weight=lexical_weight, exact=exact
+                index,
+                query_vec,
+                text,
+                max(k, READ_DEPTH),
+                rules=ranking,
+                lexical_weight=lexical_weight,
+                exact=exact,
             )
         )
+        hits = deep[:k]
     top = hits[0].score if hits else None
     kept = ranked if keep_ranked else ()
     if target is None:
         return QueryOutcome(hits, None, None, None, None, top, ranked=kept)
-    budget = budget_outcome([h.chunk for h in hits], [target], target_read, budgets)
+    budget = budget_outcome([h.chunk for h in deep], [target], target_read, budgets)
     ranks = {r: rank_of_target(hits, target, r) for r in RULES}
     rank = ranks[rule]
     if not detail:

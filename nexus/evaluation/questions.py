@@ -32,6 +32,7 @@ from typing import Any
 
 from nexus.evaluation.budget import (
     DEFAULT_BUDGETS,
+    READ_DEPTH,
     BudgetOutcome,
     any_line,
     budget_outcome,
@@ -197,7 +198,8 @@ def question_scores(
 def question_budget(
     question: Question, ranked: Sequence[Chunk], budgets: Sequence[int] = DEFAULT_BUDGETS
 ) -> BudgetOutcome:
-    """The budget figures of one question: its primary targets read in the top 10."""
+    """The budget figures of one question: its primary targets read in rank order as
+    deep as each budget lasts (give ``READ_DEPTH`` hits), lines and tokens of the top 10."""
     return budget_outcome(ranked, question.targets, Place.read_in, budgets, k=K)
 
 
@@ -285,7 +287,7 @@ def evaluate_questions(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> list[QuestionRow]:
     """Search ``index`` for every question (embedded in one batch) and score the top 10,
-    with the budget figures at ``budgets`` tokens."""
+    with the budget figures at ``budgets`` tokens (read past the top 10 while they last)."""
     files = {c.file for c in index.chunks}
     vectors = embedder.encode([q.query for q in questions])
     rows = []
@@ -294,12 +296,13 @@ def evaluate_questions(
             index,
             vec,
             question.query,
-            K,
+            max(K, READ_DEPTH),
             rules=ranking,
             lexical_weight=lexical_weight,
             exact=True,
         )
-        top = tuple(h.chunk for h in hits)
+        deep = [h.chunk for h in hits]
+        top = tuple(deep[:K])
         scores = question_scores(question, top, files)
-        rows.append(QuestionRow(question, scores, top, question_budget(question, top, budgets)))
+        rows.append(QuestionRow(question, scores, top, question_budget(question, deep, budgets)))
     return rows

@@ -111,3 +111,14 @@ def test_summary_takes_the_median_tokens_to_first_hit():
     firsts = sorted(o.tokens_to_first_hit for o in outcomes[:2])
     assert summary["tokens to first hit"] == sum(firsts) / 2
     assert summary["R@1k"] == pytest.approx(2 / 3)
+
+
+def test_a_budget_larger_than_the_top_10_reads_hits_11_and_on():
+    small = [_chunk(f"f{i}.py", 1, 3) for i in range(10)]  # ten cheap misses
+    answer = _chunk("answer.py", 1, 3)
+    spent = sum(sum(line_tokens(c.text)) for c in small)
+    outcome = budget_outcome([*small, answer], [("answer.py", 1, 1)], _covers, budgets=(4000,))
+    assert spent + sum(line_tokens(answer.text)) <= 4000
+    assert outcome.recall[4000] == 1.0  # the 11th hit is read: the budget is not spent
+    assert outcome.tokens_to_first_hit == spent + sum(line_tokens(answer.text))
+    assert outcome.lines_top_k == 30  # lines@10 still counts the top 10 only

@@ -12,6 +12,7 @@ from nexus.evaluation.questions import (
     Place,
     Question,
     QuestionRow,
+    evaluate_questions,
     is_question_set,
     parse_questions,
     question_scores,
@@ -146,3 +147,23 @@ def test_budget_metrics_on_a_question_with_two_targets() -> None:
     assert summary["tokens to first hit"] == cost[0]
     record = rows[0].record()
     assert record["lines@10"] == 48 and record["tokens to first hit"] == cost[0]
+
+
+def test_evaluate_questions_reads_the_budgets_past_the_top_10() -> None:
+    from nexus.retrieval.index import VectorIndex
+    from nexus.retrieval.search import search
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    embedder = HashingEmbedder()
+    chunks = [
+        helpers.make_chunk(f"c{i}", f"f{i}.js", 1, 1, text=f"function c{i}() {{ return {i}; }}")
+        for i in range(15)
+    ]
+    index = VectorIndex.from_chunks(chunks, embedder)
+    query = "return the value"
+    ranked = search(index, embedder.encode([query])[0], query, 15, exact=True)
+    eleventh = ranked[10].chunk.file  # fifteen one-line hits cost far less than 1,000 tokens
+    question = Question("q", query, "semantic", (Place(eleventh),))
+    (row,) = evaluate_questions([question], index, embedder)
+    assert len(row.top) == 10 and row.scores["NDCG@10"] == 0.0
+    assert row.budget is not None and row.budget.recall[1000] == 1.0

@@ -1,0 +1,115 @@
+"""What a per-token pipeline costs the doc-comment sets: today's defaults beside a proposed
+chunking and ranking, on each set of ``bench/doc_sets_ranking.py``.
+
+The question set chooses the pipeline; these sets only check it. The bar (issue 27): doc
+MRR@10 within 0.01 of today's, at equal or fewer lines@5 (overlap50 rule), with the budget
+metrics beside them (rule ``half_the_lines``).
+
+    nice .venv/bin/python bench/per_token_docs.py [--tier quality|fast] [--set dev ...]
+        [--write]
+
+Each set is chunked at both settings and embedded through the embedding cache
+(``$NEXUS_CACHE_DIR``). ``--write``: ``bench/results/per_token_docs.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.doc_sets_ranking import SETS  # noqa: E402
+from bench.questions_index import tier_cache  # noqa: E402
+from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
+from nexus.config import ChunkConfig  # noqa: E402
+from nexus.evaluation.metrics import evaluate, load_queries, render_markdown  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+from nexus.retrieval.index import VectorIndex  # noqa: E402
+from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
+from nexus.retrieval.tiers import QUALITY, TIERS  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+TOLERANCE = 0.01
+#: The settings compared: AST budgets (max, min) and the ranking rules.
+SETTINGS: dict[str, tuple[tuple[int, int], RankingRules]] = {
+    "today: AST 512/64, windows": ((512, 64), DEFAULT_RULES),
+    "AST 192/32, windows": ((192, 32), DEFAULT_RULES),
+    "AST 512/64, 200 candidates, windows join at 0.5": (
+        (512, 64),
+        replace(DEFAULT_RULES, candidates=200, window_share=0.5),
+    ),
+    "AST 192/32, 200 candidates, windows join at 0.5": (
+        (192, 32),
+        replace(DEFAULT_RULES, candidates=200, window_share=0.5),
+    ),
+}
+COLUMNS = ("MRR@10", "R@1", "R@5", "lines@5", "R@1k", "R@2k", "R@4k", "tokens to first hit")
+
+
+def measure(name: str, tier: str) -> dict[str, dict[str, float]]:
+    """Each setting's doc-variant figures on one set."""
+    query_set = SETS[name]()
+    queries = load_queries(query_set.queries)
+    repo = open_repository(query_set.corpus, name=query_set.name)
+    analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
+    embedder = tier_cache(tier)
+    vectors = embedder.encode([q.query for q in queries])
+    out = {}
+    for label, ((high, low), rules) in SETTINGS.items():
+        config = ChunkConfig().with_(max_tokens=high, min_tokens=low)
+        chunks = chunk_analyses(analyses, config, repo=repo.name)
+        index = VectorIndex.from_chunks(chunks, embedder)
+        report = evaluate(queries, index, embedder, query_vectors=vectors, ranking=rules)
+        out[label] = {"chunks": len(chunks), **{c: report.metric("doc", c) for c in COLUMNS}}
+        print(f"[{name}] {label}: " + ", ".join(f"{c} {out[label][c]:.3f}" for c in COLUMNS))
+    return out
+
+
+def table(found: dict[str, dict[str, dict[str, float]]]) -> tuple[list[str], list[list[str]]]:
+    headers = ["set", "setting", "chunks", *COLUMNS, "bar"]
+    rows = []
+    for name, settings in found.items():
+        today = next(iter(settings.values()))
+        for label, m in settings.items():
+            ok = m["MRR@10"] >= today["MRR@10"] - TOLERANCE and m["lines@5"] <= today["lines@5"]
+            cells = [f"{m[c]:.3f}" for c in COLUMNS[:3]] + [f"{m['lines@5']:.1f}"]
+            cells += [f"{m[c]:.3f}" for c in COLUMNS[4:7]] + [f"{m[COLUMNS[7]]:.0f}"]
+            bar = "" if m is today else ("yes" if ok else "**no**")
+            rows.append([name, label, str(m["chunks"]), *cells, bar])
+    return headers, rows
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tier", default=QUALITY, choices=TIERS)
+    parser.add_argument("--set", action="append", choices=list(SETS), help="default: all")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    found = {name: measure(name, args.tier) for name in args.set or list(SETS)}
+    text = render_markdown(table(found))
+    print(text)
+    if args.write:
+        load = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+        (RESULTS / "per_token_docs.json").write_text(
+            json.dumps({"date": str(date.today()), "tier": args.tier, "sets": found}, indent=1)
+            + "\n"
+        )
+        (RESULTS / "per_token_docs.md").write_text(
+            "# Doc-comment sets: today's defaults beside the per-token pipeline\n\n"
+            f"`bench/per_token_docs.py --tier {args.tier} --write`, {date.today()}: doc queries "
+            "only, overlap50 rule; R@Bk and tokens to first hit under `half_the_lines`, read "
+            f"as deep as the budget lasts. Bar: MRR@10 within {TOLERANCE} of today's at equal "
+            f"or fewer lines@5. Load average {load} on 2 cores.\n\n{text}\n"
+        )
+
+
+if __name__ == "__main__":
+    main()
