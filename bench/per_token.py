@@ -33,14 +33,13 @@ sys.path.insert(0, str(ROOT))
 from bench.questions_eval import cases, load_questions, ranked  # noqa: E402
 from bench.questions_index import INDEXES, index_folder, tier_cache  # noqa: E402
 from nexus.evaluation.budget import (  # noqa: E402
-    READ_DEPTH,
     any_line,
     budget_outcome,
     summarize_budgets,
 )
 from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import METRICS, Place, question_scores  # noqa: E402
-from nexus.retrieval.budget import Read  # noqa: E402
+from nexus.retrieval.budget import READ_DEPTH, Read  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
 from nexus.retrieval.tiers import FAST, TIERS  # noqa: E402

@@ -33,7 +33,7 @@ from nexus.config import ChunkConfig
 from nexus.freshness import Stamps, Watch, changed_files, edited_in_place
 from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
 from nexus.overlay import LiveIndex
-from nexus.retrieval.budget import read_within
+from nexus.retrieval.budget import READ_DEPTH, read_within
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
 from nexus.retrieval.index import VectorIndex
@@ -313,10 +313,13 @@ class Workspace:
         rules = rules_for(self.config)
         answers = []
         for query, vector, budget in zip(queries, vectors, budgets, strict=True):
-            hits = live.search(vector, query, k, self.config.lexical_weight, rules)
+            # A budget is read as deep as it lasts: its hits are the ones it reads.
+            depth = k if budget is None else max(k, READ_DEPTH)
+            hits = live.search(vector, query, depth, self.config.lexical_weight, rules)
             if not explain:
                 hits = [replace(hit, parts=()) for hit in hits]
             reads = read_within([hit.chunk for hit in hits], budget, self.config.encoding)
+            hits = hits[: len(reads)] if budget is not None else hits
             answers.append(
                 SearchAnswer(
                     query,

@@ -44,11 +44,16 @@ def test_budget_output_never_exceeds_the_budget(capsys, budget):
         assert hit["end_line"] - hit["start_line"] + 1 == len(hit["text"].rstrip("\n").split("\n"))
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
     assert all(not h["cut"] for h in hits[:-1])
-    whole = json.loads(run(capsys, "search", TARGET, "refund a payment", "--json")[1])["AST"]
+    deep = ["-k", "50"]  # a budget reads past -k (default 10) as deep as it lasts
+    whole = json.loads(run(capsys, "search", TARGET, "refund a payment", "--json", *deep)[1])
+    whole = whole["AST"]
     if hits and hits[-1]["cut"]:
         assert hits[-1]["end_line"] < whole[len(hits) - 1]["end_line"]
+    assert [(h["file"], h["start_line"]) for h in hits] == [
+        (h["file"], h["start_line"]) for h in whole[: len(hits)]
+    ]
     if budget == 5000:
-        assert len(hits) == len(whole) and not any(h["cut"] for h in hits)
+        assert len(hits) > 10  # past the default k
 
 
 def test_table_output_says_the_tokens_used_and_marks_the_cut(capsys):

@@ -66,6 +66,18 @@ def test_a_budget_reads_hits_in_rank_order_and_cuts_the_last(repo, tmp_path):
     assert sum(line_tokens(answer.reads[1].text)) <= answer.reads[1].tokens
 
 
+def test_a_budget_reads_past_k_as_deep_as_it_lasts(repo, tmp_path):
+    """With a budget the hits are the ones it reads, however many: two hits when k is 2,
+    but a budget that lasts for five reads five, and only those come back."""
+    workspace = _open(repo, tmp_path)
+    whole = workspace.search("refund a payment", k=5)
+    budget = sum(r.tokens for r in whole.reads)
+    answer = workspace.search("refund a payment", k=2, budget_tokens=budget)
+    assert [h.chunk.id for h in answer.hits] == [h.chunk.id for h in whole.hits]
+    assert [r.rank for r in answer.reads] == [1, 2, 3, 4, 5] and not answer.reads[-1].cut
+    assert len(answer.hits) == len(answer.reads) and answer.tokens_used == budget
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

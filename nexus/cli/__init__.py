@@ -85,9 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget",
         type=int,
         metavar="TOKENS",
-        help="read the hits in rank order within this many tokens: the last one is cut at "
-        'a line and marked "cut"; the JSON says the tokens used (batch: a record\'s '
-        '"budget" field, this flag by default)',
+        help="read the hits in rank order within this many tokens, past -k if it lasts "
+        '(up to 50 hits): the last one is cut at a line and marked "cut"; the JSON says the '
+        'tokens used (batch: a record\'s "budget" field, this flag by default)',
     )
     add_search_options(search)
     search.set_defaults(run=cmd_search)

@@ -203,9 +203,10 @@ def build_server(repos: Repositories):  # noqa: ANN201 - an mcp MCPServer
         budget_tokens: int | None = None,
         strategy: str | None = None,
     ) -> dict[str, Any]:
-        """Search code by meaning and by name. Returns ranked hits (file, lines, symbol,
-        kind, score, why, text), read within budget_tokens if given (the last hit cut at
-        a line, "cut": true), the tokens used, which tier answered and how fresh it is."""
+        """Search code by meaning and by name. Returns the top_k ranked hits (file, lines,
+        symbol, kind, score, why, text); with budget_tokens, instead the hits that many
+        tokens read in rank order (up to 50, the last cut at a line, "cut": true). Also
+        the tokens used, which tier answered and how fresh it is."""
         if not 1 <= top_k <= MAX_TOP_K:
             raise ToolError(f"top_k must lie in 1..{MAX_TOP_K}, got {top_k}")
 

@@ -34,9 +34,6 @@ from nexus.types import Chunk
 DEFAULT_BUDGETS = (1000, 2000, 4000)
 #: Hits that lines@k / tokens@k count (NDCG@10 and MRR@10 see as many).
 TOP_K = 10
-#: Hits a caller ranks for the budgets: 50 of the smallest chunks (~190 tokens each)
-#: still outlast the largest default budget, 4,000 tokens.
-READ_DEPTH = 50
 
 T = TypeVar("T")
 Covers = Callable[[T, Read], bool]

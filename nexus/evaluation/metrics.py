@@ -33,14 +33,13 @@ import numpy as np
 
 from nexus.evaluation.budget import (
     DEFAULT_BUDGETS,
-    READ_DEPTH,
     BudgetOutcome,
     budget_label,
     budget_outcome,
     half_the_lines,
     summarize_budgets,
 )
-from nexus.retrieval.budget import Read
+from nexus.retrieval.budget import READ_DEPTH, Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules

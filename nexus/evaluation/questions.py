@@ -32,7 +32,6 @@ from typing import Any
 
 from nexus.evaluation.budget import (
     DEFAULT_BUDGETS,
-    READ_DEPTH,
     BudgetOutcome,
     any_line,
     budget_outcome,
@@ -48,7 +47,7 @@ from nexus.evaluation.metrics import (
     budget_record,
     parse_records,
 )
-from nexus.retrieval.budget import Read
+from nexus.retrieval.budget import READ_DEPTH, Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules

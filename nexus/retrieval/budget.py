@@ -23,6 +23,11 @@ from nexus.chunking.tokens import count_tokens
 from nexus.config import DEFAULT_ENCODING
 from nexus.types import Chunk
 
+#: Hits ranked for a budget: it is read as deep as it lasts, not only through the top k
+#: (ten 15-line hits spend 1,500 tokens; a reader with 4,000 goes on to the eleventh), and
+#: 50 of the smallest chunks (~190 tokens each) still outlast the largest default, 4,000.
+READ_DEPTH = 50
+
 
 @dataclass(frozen=True)
 class Read:
