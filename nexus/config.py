@@ -103,6 +103,15 @@ PRESETS: dict[str, Preset] = {
             "context line included; none over on the dev set or the sample repos)",
         ),
         Preset(
+            "small-context",
+            192,
+            32,
+            "for readers with 1-2k tokens to spend: on the held-out questions (fast tier) "
+            "ahead of the defaults and of 50-line windows on NDCG@10 and at 1k / 2k / 4k "
+            "tokens with 370 lines in the top 10 (R@1k 0.595 vs 0.555); costs 0.01-0.03 "
+            "doc-query MRR@10 (bench/results/per_token.md, per_token_docs.md)",
+        ),
+        Preset(
             "large",
             1024,
             96,

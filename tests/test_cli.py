@@ -247,6 +247,8 @@ def test_preset_sets_the_budget_and_flags_override_it(capsys):
 
     args = build_parser().parse_args(["chunk", "x", "--preset", "model-window"])
     assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (144, 32)
+    args = build_parser().parse_args(["search", "x", "q", "--preset", "small-context"])
+    assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (192, 32)
     args = build_parser().parse_args(["chunk", "x", "--preset", "large", "--min-tokens", "8"])
     assert (config_from_args(args).max_tokens, config_from_args(args).min_tokens) == (1024, 8)
     args = build_parser().parse_args(["eval", "x", "--queries", "q", "--lexical-weight", "0"])

@@ -41,7 +41,9 @@ def add_chunk_options(parser: argparse.ArgumentParser, both: bool = False) -> No
     parser.add_argument(
         "--workers", type=int, help="processes that parse and chunk files (default: all cores)"
     )
-    parser.add_argument("--preset", help="token budget preset: retrieval, model-window, large")
+    parser.add_argument(
+        "--preset", help="token budget preset: retrieval, model-window, small-context, large"
+    )
     if both:
         parser.add_argument(
             "--strategy",
