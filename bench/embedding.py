@@ -49,7 +49,7 @@ from bench.machine import machine  # noqa: E402
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.experiments import evaluate_config  # noqa: E402
-from nexus.evaluation.metrics import load_queries  # noqa: E402
+from nexus.evaluation.query_sets import load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import (  # noqa: E402
     CachedEmbedder,

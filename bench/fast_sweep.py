@@ -57,7 +57,7 @@ from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.experiments import sweep, sweep_files  # noqa: E402
 from nexus.evaluation.generate import blanked_repository, generate  # noqa: E402
-from nexus.evaluation.metrics import load_queries  # noqa: E402
+from nexus.evaluation.query_sets import load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import (  # noqa: E402
     CachedEmbedder,

@@ -50,16 +50,14 @@ from nexus.evaluation.metrics import (  # noqa: E402  (Hit: whichever module def
     PRIMARY_RULE,
     RULES,
     Hit,
-    Query,
     QueryOutcome,
     QueryRow,
-    Target,
     aggregate,
-    load_queries,
     rank_of_target,
     render_markdown,
     render_text,
 )
+from nexus.evaluation.query_sets import Query, Target, load_queries  # noqa: E402
 from nexus.evaluation.questions import (  # noqa: E402
     CATEGORIES,
     METRICS,

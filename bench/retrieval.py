@@ -40,7 +40,7 @@ from bench.eval_sets import QuerySet, check_set, dev_set, heldout_set  # noqa: E
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.experiments import ConfigResult, best, describe, evaluate_config  # noqa: E402
-from nexus.evaluation.metrics import load_queries  # noqa: E402
+from nexus.evaluation.query_sets import load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 

@@ -39,7 +39,7 @@ from bench.machine import machine  # noqa: E402
 from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.experiments import sweep  # noqa: E402
-from nexus.evaluation.metrics import load_queries  # noqa: E402
+from nexus.evaluation.query_sets import load_queries  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache  # noqa: E402
 from nexus.retrieval.tiers import TIERS, tier_embedder  # noqa: E402

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+#: A table as data: its header and its rows of cells.
+Table = tuple[list[str], list[list[str]]]
+
 
 def text_table(
     header: list[str], rows: list[list[str]], right: frozenset[int] = frozenset()

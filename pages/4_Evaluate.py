@@ -9,11 +9,9 @@ import streamlit as st
 
 from nexus.evaluation.experiments import ConfigResult, best, sweep, sweep_files
 from nexus.evaluation.generate import DEFAULT_CAP, blanked_repository, blanks_docs, generate
-from nexus.evaluation.metrics import (
+from nexus.evaluation.metrics import compare, comparison_table, metrics_table
+from nexus.evaluation.query_sets import (
     QuerySetError,
-    compare,
-    comparison_table,
-    metrics_table,
     parse_queries,
     unreachable_summary,
     unreachable_table,

@@ -280,7 +280,7 @@ def test_the_line_based_index_is_built_only_when_asked(capsys, monkeypatch, tmp_
     from nexus.chunking.pipeline import chunk_repository
     from nexus.cli import indexes
     from nexus.config import ChunkConfig
-    from nexus.evaluation.metrics import load_queries
+    from nexus.evaluation.query_sets import load_queries
     from nexus.ingest.sources import open_repository
 
     extra = ["createImage"] if verb == "search" else ["--queries", str(EVAL_REPO / "queries.jsonl")]
@@ -455,7 +455,7 @@ def test_eval_refuses_bad_budgets_and_choices(capsys, monkeypatch, tmp_path, fla
 def test_eval_sweep_parses_only_the_files_it_samples(capsys, monkeypatch, tmp_path):
     """``--distractors 0``: the files without a target are neither blanked nor parsed."""
     from nexus.chunking import pipeline
-    from nexus.evaluation.metrics import load_queries
+    from nexus.evaluation.query_sets import load_queries
 
     _fake_model(monkeypatch, tmp_path)
     parsed: list[str] = []

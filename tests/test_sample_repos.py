@@ -9,7 +9,7 @@ import pytest
 from nexus.chunking.analysis import analyze
 from nexus.chunking.pipeline import chunk_analysis
 from nexus.config import ChunkConfig
-from nexus.evaluation.metrics import load_queries
+from nexus.evaluation.query_sets import load_queries
 from nexus.ingest.sources import open_repository
 from tests.chunking.test_chunking_invariants import check_invariants
 

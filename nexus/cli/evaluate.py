@@ -21,10 +21,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         compare,
         comparison_table,
         evaluate,
-        load_queries,
         metrics_table,
         render_text,
         save_report,
+    )
+    from nexus.evaluation.query_sets import (
+        load_queries,
         unreachable_summary,
         unreachable_table,
         unreachable_targets,

@@ -37,16 +37,8 @@ from nexus.evaluation.budget import (
     budget_outcome,
     summarize_budgets,
 )
-from nexus.evaluation.metrics import (
-    MAX_LINE,
-    _json_record,
-    _kind,
-    _text,
-    budget_cells,
-    budget_headers,
-    budget_record,
-    parse_records,
-)
+from nexus.evaluation.metrics import budget_cells, budget_headers, budget_record
+from nexus.evaluation.query_sets import MAX_LINE, json_record, kind_of, parse_records, text_field
 from nexus.retrieval.budget import READ_DEPTH, Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
@@ -104,7 +96,7 @@ def is_question_set(data: bytes | str) -> bool:
     for line in text.split("\n"):
         if line.strip():
             try:
-                record = _json_record(line)
+                record = json_record(line)
             except ValueError:
                 return False
             return isinstance(record, dict) and "targets" in record
@@ -119,34 +111,34 @@ def parse_questions(data: bytes | str) -> list[Question]:
 def question_from_dict(record: object) -> Question:
     """A ``Question`` from one parsed record; ValueError says which field is wrong and how."""
     if not isinstance(record, dict):
-        raise ValueError(f"a record must be a JSON object, not {_kind(record)}")
-    category = _text(record, "category") or "semantic"
+        raise ValueError(f"a record must be a JSON object, not {kind_of(record)}")
+    category = text_field(record, "category") or "semantic"
     if category not in CATEGORIES:
         raise ValueError(f'"category" must be one of {", ".join(CATEGORIES)}, got {category!r}')
     targets = _places(record, "targets")
     if not targets:
         raise ValueError('"targets" must list at least one place: [{"file": "src/a.py"}]')
     return Question(
-        id=_text(record, "id", required=True, numbers=True),
-        query=_text(record, "query", required=True),
+        id=text_field(record, "id", required=True, numbers=True),
+        query=text_field(record, "query", required=True),
         category=category,
         targets=targets,
         secondary=_places(record, "secondary"),
-        repo=_text(record, "repo"),
+        repo=text_field(record, "repo"),
     )
 
 
 def _places(record: dict[str, Any], key: str) -> tuple[Place, ...]:
     value = record.get(key, [])
     if not isinstance(value, list):
-        raise ValueError(f'"{key}" must be a list of places, got {_kind(value)}')
+        raise ValueError(f'"{key}" must be a list of places, got {kind_of(value)}')
     return tuple(_place(item, f"{key}[{i}]") for i, item in enumerate(value))
 
 
 def _place(item: object, where: str) -> Place:
     if not isinstance(item, dict):
         raise ValueError(f'"{where}" must be an object {{"file", "start_line", "end_line"}}')
-    file = _text(item, "file", required=True)
+    file = text_field(item, "file", required=True)
     start, end = item.get("start_line"), item.get("end_line")
     if start is None and end is None:
         return Place(file)
@@ -154,7 +146,7 @@ def _place(item: object, where: str) -> Place:
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LINE:
             raise ValueError(
                 f'"{where}.{name}" must be a line number between 1 and {MAX_LINE:,} '
-                f"(or leave both lines out for a whole file), got {_kind(value)}"
+                f"(or leave both lines out for a whole file), got {kind_of(value)}"
             )
     assert isinstance(start, int) and isinstance(end, int)
     if start > end:

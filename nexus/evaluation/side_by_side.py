@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nexus.evaluation.metrics import PRIMARY_RULE, QueryOutcome, Target, score_query
+from nexus.evaluation.metrics import PRIMARY_RULE, QueryOutcome, score_query
+from nexus.evaluation.query_sets import Target
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache, Progress
 from nexus.retrieval.index import VectorIndex, build_indexes
 from nexus.retrieval.ranking import RankingRules

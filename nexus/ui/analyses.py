@@ -12,7 +12,7 @@ from nexus.chunking.fragmentation import UnitFate, unit_fates
 from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.regex_baseline import regex_functions
 from nexus.config import DEFAULT_ENCODING, ChunkConfig, dump_config_toml
-from nexus.evaluation.metrics import Target
+from nexus.evaluation.query_sets import Target
 from nexus.evaluation.report import function_rows
 from nexus.ingest.sources import Repository
 from nexus.runtime import footprint

@@ -19,7 +19,8 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from nexus.config import ChunkConfig
-from nexus.evaluation.metrics import QueryOutcome, Target, is_hit
+from nexus.evaluation.metrics import QueryOutcome, is_hit
+from nexus.evaluation.query_sets import Target
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.search import Hit
 from nexus.ui import render

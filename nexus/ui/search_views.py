@@ -13,7 +13,8 @@ import streamlit as st
 
 from nexus.answers import SearchAnswer
 from nexus.chunking.languages import lexer_name
-from nexus.evaluation.metrics import Target, target_mask
+from nexus.evaluation.metrics import target_mask
+from nexus.evaluation.query_sets import Target
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.preview import hit_preview
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind

@@ -20,7 +20,8 @@ import plotly.graph_objects as go
 
 from nexus.answers import Freshness, SearchAnswer
 from nexus.config import ChunkConfig
-from nexus.evaluation.metrics import QueryOutcome, Target, final_scores, score_query
+from nexus.evaluation.metrics import QueryOutcome, final_scores, score_query
+from nexus.evaluation.query_sets import Target
 from nexus.ingest.sources import Repository
 from nexus.retrieval.budget import read_within
 from nexus.retrieval.index import VectorIndex

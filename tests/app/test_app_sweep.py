@@ -204,7 +204,7 @@ def test_the_export_records_tier_files_and_the_applied_setting(monkeypatch) -> N
 
     from nexus.chunking.pipeline import analyze_files
     from nexus.config import ChunkConfig
-    from nexus.evaluation.metrics import load_queries
+    from nexus.evaluation.query_sets import load_queries
     from nexus.ingest.sources import open_repository
     from nexus.ui.fake_embedder import HashingEmbedder
 

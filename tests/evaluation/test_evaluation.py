@@ -11,26 +11,28 @@ import numpy as np
 import pytest
 
 from nexus.evaluation.metrics import (
-    Query,
-    QuerySetError,
-    Target,
     compare,
     comparison_table,
     evaluate,
     full_rank,
     is_hit,
-    load_queries,
     margin,
     metrics_table,
-    parse_queries,
     rank_of_target,
     render_markdown,
     render_text,
     target_mask,
+    write_run,
+)
+from nexus.evaluation.query_sets import (
+    Query,
+    QuerySetError,
+    Target,
+    load_queries,
+    parse_queries,
     unreachable_summary,
     unreachable_table,
     unreachable_targets,
-    write_run,
 )
 from nexus.evaluation.side_by_side import SideBySide
 from nexus.retrieval.index import VectorIndex

@@ -18,7 +18,7 @@ from nexus.evaluation.experiments import (
     sweep,
     sweep_files,
 )
-from nexus.evaluation.metrics import load_queries
+from nexus.evaluation.query_sets import load_queries
 from nexus.ingest.sources import open_repository
 from tests.retrieval.test_embedding import FakeEmbedder
 

@@ -10,7 +10,7 @@ import pytest
 
 from nexus.evaluation.doc_summary import marked_summary, mentions_name, remove_name, summary
 from nexus.evaluation.generate import blank_file, blanked_repository, generate
-from nexus.evaluation.metrics import parse_queries
+from nexus.evaluation.query_sets import parse_queries
 from nexus.ingest.sources import Repository, open_repository
 from nexus.types import Category, FileInfo
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from nexus.evaluation.metrics import QuerySetError
+from nexus.evaluation.query_sets import QuerySetError
 from nexus.evaluation.questions import (
     Place,
     Question,
