@@ -497,6 +497,7 @@ def test_index_estimates_chunks_over_the_window_from_a_sample(capsys, monkeypatc
     import re
 
     from nexus.cli import indexes
+    from nexus.retrieval import embedding
 
     class EverythingIsLong(CountingEmbedder):
         last_hits = last_misses = 0
@@ -508,7 +509,7 @@ def test_index_estimates_chunks_over_the_window_from_a_sample(capsys, monkeypatc
     for sample, says in [(10_000, ""), (2, "about ")]:
         embedder = EverythingIsLong()
         monkeypatch.setattr(indexes, "cached_embedder", lambda args, config, e=embedder: e)
-        monkeypatch.setattr(indexes, "OVER_WINDOW_SAMPLE", sample)
+        monkeypatch.setattr(embedding, "OVER_WINDOW_SAMPLE", sample)
         cache = str(tmp_path / f"cache-{sample}")
         code, out, _ = run(capsys, "index", str(EVAL_REPO), "--cache", cache)
         chunks = int(re.search(r"indexed (\d+) ast chunks", out).group(1))

@@ -138,11 +138,6 @@ def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
     return build
 
 
-#: Chunks whose word pieces are counted for the "longer than the window" line: an even
-#: sample of a large index (counting all of the scale corpus's took 15 s of a 2-minute build).
-OVER_WINDOW_SAMPLE = 2000
-
-
 def cmd_index(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     repo = open_target(args)
@@ -159,17 +154,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.engine == "ray":
         print(f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {opened.folder}")
         return 0
-    window = embedder.max_seq_length
-    sample = chunks[:: max(1, len(chunks) // OVER_WINDOW_SAMPLE)]
-    over = sum(n > window for n in embedder.count_wordpieces([c.embedding_text for c in sample]))
-    said = str(over)
-    if len(sample) < len(chunks):
-        said = f"about {round(over / len(sample) * len(chunks))}"
-    share = f" ({over / len(sample):.0%})" if chunks else ""
+    from nexus.retrieval.embedding import over_window
+
+    over = over_window(embedder, [c.embedding_text for c in chunks])
+    said = f"about {over.count}" if over.estimated else str(over.count)
+    share = f" ({over.share:.0%})" if chunks else ""
     print(
         f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {opened.folder} "
         f"({embedder.last_hits} cached, {embedder.last_misses} embedded); "
-        f"{said} chunks{share} are longer than the model's {window} word pieces "
+        f"{said} chunks{share} are longer than the model's {embedder.max_seq_length} word pieces "
         "and are embedded from their start (--preset model-window avoids that)"
     )
     return 0

@@ -21,7 +21,7 @@ from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.metrics import EvalReport, evaluate
 from nexus.evaluation.query_sets import Query
 from nexus.evaluation.text_memo import TextMemo
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled, over_window
 from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
@@ -37,7 +37,8 @@ class ConfigResult:
 
     config: ChunkConfig
     chunks: int
-    over_window: int  # chunks whose embedding text exceeds the model's window
+    over_window: int  # chunks whose embedding text exceeds the model's window (estimated
+    # from an even sample past OVER_WINDOW_SAMPLE chunks)
     under_32: int  # chunks under 32 tokens
     report: EvalReport
 
@@ -71,10 +72,7 @@ def evaluate_config(
     index = VectorIndex.from_chunks(chunks, embedder, progress)
     if cancel is not None and cancel():
         raise EmbeddingCancelled(f"cancelled before scoring {describe(config)}")
-    window = embedder.max_seq_length
-    over = sum(
-        1 for n in embedder.count_wordpieces([c.embedding_text for c in chunks]) if n > window
-    )
+    over = over_window(embedder, [c.embedding_text for c in chunks]).count
     report = evaluate(
         queries,
         index,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -215,6 +216,31 @@ class DualView(Wrapper):
     def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of the text as written: the view the window cuts first."""
         return self.inner.count_wordpieces(texts)
+
+
+#: Texts whose word pieces are counted to say how many exceed a model's window: past it,
+#: an even sample (counting all 39,601 chunk texts of the scale corpus took 15 s).
+OVER_WINDOW_SAMPLE = 2000
+
+
+@dataclass(frozen=True)
+class OverWindow:
+    """How many texts are longer than the model's window (read from their start only)."""
+
+    count: int  # estimated from ``share`` when ``estimated``
+    share: float
+    estimated: bool
+
+
+def over_window(embedder: Embedder, texts: Sequence[str]) -> OverWindow:
+    """Texts past ``embedder``'s window: every one counted up to ``OVER_WINDOW_SAMPLE``
+    texts, an even sample of them beyond."""
+    picked = list(texts[:: max(1, len(texts) // OVER_WINDOW_SAMPLE)])
+    window = embedder.max_seq_length
+    over = sum(n > window for n in embedder.count_wordpieces(picked))
+    share = over / len(picked) if picked else 0.0
+    estimated = len(picked) < len(texts)
+    return OverWindow(round(share * len(texts)) if estimated else over, share, estimated)
 
 
 def default_embedder(words_view: bool = True, model_path: str | None = None) -> Embedder:
