@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_matrix
 from tokenizers import Tokenizer
 
 from nexus.retrieval import embedding
@@ -168,6 +167,8 @@ class StaticEmbedder:
         mean per text length: the means were a third of a fast-tier build's time."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        from scipy.sparse import csr_matrix  # only when embedding: pages start without it
+
         model = self.load()
         cut = self.max_seq_length * model.median_token_length  # what model2vec cuts to
         unknown = model.unk_token_id

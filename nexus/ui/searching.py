@@ -23,7 +23,7 @@ from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import QueryOutcome, final_scores, score_query
 from nexus.evaluation.query_sets import Target
 from nexus.ingest.sources import Repository
-from nexus.retrieval.budget import read_within
+from nexus.retrieval.budget import READ_DEPTH, read_within
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.tiers import FAST, QUALITY
@@ -90,8 +90,10 @@ def keyword_answer(
 ) -> SearchAnswer:
     """Keyword (BM25) hits over every chunk the build has made so far, through the
     ranking stage with no dense score yet (an answer before the vectors or the model)."""
-    hits = tuple(build.keyword_hits(query, k, rules_for(config)))
+    depth = max(k, READ_DEPTH) if budget else k  # a budget reads as deep as it lasts
+    hits = tuple(build.keyword_hits(query, depth, rules_for(config)))
     reads = tuple(read_within([hit.chunk for hit in hits], budget or None, config.encoding))
+    hits = hits[: len(reads)] if budget else hits
     tier, model = _tier(build), build.embedder.name
     return SearchAnswer(query, strategy, hits, reads, budget or None, tier, model, Freshness())
 
