@@ -82,6 +82,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
         "256-32",
     ),
     "no context header": ({}, "no-header"),
+    "one view: the text as written": ({}, "as-written"),
+    "one view: its words only": ({}, "words-only"),
 }
 
 
@@ -93,7 +95,7 @@ def measure(
     split: str, strategy: str, tier: str, rules: RankingRules, sizes: str
 ) -> dict[str, float]:
     """Means over the split's questions (budget figures as ``summarize_budgets`` gives)."""
-    embedder = tier_cache(tier)
+    embedder = tier_cache(tier, sizes)
     run = ranked(rules, READ_DEPTH)  # the budgets read past the top 10
     quality: list[dict[str, float]] = []
     budgets = []

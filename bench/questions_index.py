@@ -25,13 +25,23 @@ sys.path.insert(0, str(ROOT))
 from nexus.chunking.pipeline import chunk_repository  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.ingest.sources import IngestSettings, open_repository  # noqa: E402
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCache  # noqa: E402
+from nexus.retrieval.embedding import (  # noqa: E402
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    Wrapper,
+)
 from nexus.retrieval.index import VectorIndex  # noqa: E402
+from nexus.retrieval.textview import code_as_words  # noqa: E402
 from nexus.retrieval.tiers import FAST, QUALITY, TIERS, tier_embedder  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "questions"
 STRATEGIES = ("ast", "lines")
 NO_HEADER = "no-header"
+#: Indexes embedded through one view of the text instead of both (``DualView``): the text
+#: as written, or its words (``code_as_words``) only.
+AS_WRITTEN = "as-written"
+WORDS_ONLY = "words-only"
 #: Where each tier's indexes go (``$NEXUS_QUESTIONS_INDEXES`` moves the quality tier's).
 INDEXES = {
     QUALITY: Path(os.environ.get("NEXUS_QUESTIONS_INDEXES", "/tmp/nexus-questions-indexes")),
@@ -56,17 +66,36 @@ def chunk_config(strategy: str, sizes: str = "") -> ChunkConfig:
     config = replace(ChunkConfig(), strategy=strategy)
     if sizes == NO_HEADER:
         return replace(config, context_header=False)
+    if sizes in (AS_WRITTEN, WORDS_ONLY):
+        return config
     if sizes:
         high, low = (int(x) for x in sizes.split("-"))
         config = replace(config, max_tokens=high, min_tokens=low)
     return config
 
 
-def tier_cache(tier: str) -> Embedder:
-    """The tier's embedder through the shared embedding cache."""
+class WordsOnly(Wrapper):
+    """Embeds the words view (``code_as_words``) of every text, and nothing else."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.name = f"{inner.name}+words"
+
+    def encode(self, texts, progress=None):  # noqa: ANN001, ANN201 - as Embedder.encode
+        return self.inner.encode([code_as_words(t) for t in texts], progress)
+
+
+def tier_cache(tier: str, sizes: str = "") -> Embedder:
+    """The tier's embedder through the shared embedding cache (one view for ``AS_WRITTEN``
+    and ``WORDS_ONLY``)."""
     cache = os.environ.get("NEXUS_CACHE_DIR")
     folder = Path(cache) if cache else INDEXES[QUALITY] / "cache"
-    return CachedEmbedder(tier_embedder(tier, cache_dir=cache), EmbeddingCache(folder))
+    embedder = tier_embedder(
+        tier, words_view=sizes not in (AS_WRITTEN, WORDS_ONLY), cache_dir=cache
+    )
+    if sizes == WORDS_ONLY:
+        embedder = WordsOnly(embedder)
+    return CachedEmbedder(embedder, EmbeddingCache(folder))
 
 
 def build(
@@ -104,7 +133,9 @@ def main() -> None:
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--strategy", action="append", choices=STRATEGIES, default=[])
     parser.add_argument(
-        "--sizes", default="", help="AST budgets MAX-MIN (default: 512-64), or no-header"
+        "--sizes",
+        default="",
+        help="AST budgets MAX-MIN (default: 512-64), no-header, as-written or words-only",
     )
     args = parser.parse_args()
     build(
@@ -112,7 +143,7 @@ def main() -> None:
         args.indexes or INDEXES[args.tier],
         args.repo or repo_names(),
         args.strategy or list(STRATEGIES),
-        tier_cache(args.tier),
+        tier_cache(args.tier, args.sizes),
         args.sizes,
     )
 

@@ -187,6 +187,10 @@ class Wrapper:
     def max_seq_length(self) -> int:
         return self.inner.max_seq_length
 
+    @property
+    def texts_per_commit(self) -> int:
+        return getattr(self.inner, "texts_per_commit", COMMIT_EVERY)
+
 
 class DualView(Wrapper):
     """Embeds every text twice, as written and as words (``code_as_words``), and
@@ -275,14 +279,16 @@ class CachedEmbedder(Wrapper):
         inner: the embedder that computes missing vectors.
         cache: where vectors are kept (``nexus.retrieval.embedding_cache.EmbeddingCache``).
         commit_every: texts per batch handed to ``inner`` and committed to the cache
-            (default ``COMMIT_EVERY``).
+            (default: ``inner.texts_per_commit`` where it says, else ``COMMIT_EVERY``).
     """
 
     def __init__(
         self, inner: Embedder, cache: EmbeddingCache, commit_every: int | None = None
     ) -> None:
         super().__init__(inner)
-        self.commit_every = COMMIT_EVERY if commit_every is None else commit_every
+        if commit_every is None:
+            commit_every = getattr(inner, "texts_per_commit", COMMIT_EVERY)
+        self.commit_every = commit_every
         if self.commit_every < 1:
             raise ValueError(f"commit_every must be positive, got {self.commit_every}")
         self.cache = cache

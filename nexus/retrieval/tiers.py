@@ -53,10 +53,12 @@ PCA_DIMS = 256
 STATIC_MODEL_NAME = f"{DEFAULT_MODEL_NAME}-static{PCA_DIMS}"
 #: Word pieces a static model reads per text (model2vec's default); it has no other window.
 STATIC_MAX_LENGTH = 512
-#: Texts the word memo tokenizes word by word: lower-case words and digits, single spaces
-#: apart (what ``code_as_words`` makes of ASCII code). A BERT tokenizer splits them at the
-#: spaces and nowhere else, so each word's pieces are the same alone or in a text (tested).
-_PLAIN_WORDS = re.compile(r"[a-z0-9]+(?: [a-z0-9]+)*")
+#: The words of a text as a BERT tokenizer's pre-tokenizer cuts them, at the characters where
+#: it always cuts: runs of anything but ASCII spaces and punctuation, and each ASCII
+#: punctuation mark alone. A run is tokenized alone, so whatever the tokenizer does inside
+#: it (other whitespace, accents, control and CJK characters) it does as in the text, and a
+#: text's word pieces are its words' pieces, each word tokenized once (``_word_pieces``).
+_BERT_WORDS = re.compile(r"[^ \t\n\r!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
 #: Distinct words the memo keeps before it starts over (a few MB).
 WORD_MEMO_SIZE = 200_000
 MODEL2VEC_HINT = "pip install model2vec==0.10.0 skeletoken==0.6.1"
@@ -127,6 +129,11 @@ def ensure_static_model(
 class StaticEmbedder:
     """A model2vec static model from a local folder, loaded on first use."""
 
+    #: Texts per batch committed to the embedding cache (``CachedEmbedder``): it embeds
+    #: 256 texts in a few hundredths of a second, and committing every 256 was 3.4 s of
+    #: the 40k-chunk scale corpus's build; 2,048 still commit within a second.
+    texts_per_commit = 2048
+
     def __init__(self, model_path: str | os.PathLike[str], *, name: str | None = None) -> None:
         self.model_path = Path(model_path)
         self.name: str = name or self.model_path.name
@@ -134,7 +141,7 @@ class StaticEmbedder:
         self._model: StaticModel | None = None
         self._float_table: np.ndarray | None = None
         self._counter: Tokenizer | None = None
-        self._memo: dict[str, list[int]] = {}
+        self._memo: dict[str, tuple[int, ...]] = {}
         self._memo_lock = threading.Lock()
         self._lock = threading.Lock()
 
@@ -193,33 +200,28 @@ class StaticEmbedder:
 
     def _word_pieces(self, texts: Sequence[str], cut: int) -> list[list[int]]:
         """Each text's word pieces (its first ``cut`` characters, truncated to the window),
-        as the tokenizer gives them. A text of lower-case words and digits (the words view,
-        half of what the fast tier embeds) is looked up word by word in a memo: a codebase
-        repeats a few thousand words, and tokenizing them once is 3x cheaper."""
-        tokenizer = self.load().tokenizer
+        as the tokenizer gives them. A BERT tokenizer's are looked up word by word in a
+        memo: a codebase repeats a few tens of thousands of words, and tokenizing each once
+        costs a quarter of the CPU of tokenizing every text (scale corpus: 9.7 s against
+        37.6 s for 44,604 texts, identical pieces)."""
+        model = self.load()
+        tokenizer = model.tokenizer
         texts = [text[:cut] for text in texts]
-        pieces: list[list[int] | None] = [None] * len(texts)
+        if not _splits_like_bert(tokenizer):
+            return [e.ids for e in tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+        split = [_BERT_WORDS.findall(text) for text in texts]
         with self._memo_lock:
             memo = self._memo
-            plain = {
-                i: text.split() for i, text in enumerate(texts) if _PLAIN_WORDS.fullmatch(text)
-            }
-            new = {w for words in plain.values() for w in words if w not in memo}
-            if len(memo) + len(new) > WORD_MEMO_SIZE:
+            fresh = set().union(*split).difference(memo)
+            if len(memo) + len(fresh) > WORD_MEMO_SIZE:
                 memo.clear()
-                new = {w for words in plain.values() for w in words}
-            fresh = list(new)
-            for word, encoding in zip(
-                fresh, tokenizer.encode_batch_fast(fresh, add_special_tokens=False), strict=True
-            ):
-                memo[word] = encoding.ids
-            for i, words in plain.items():
-                pieces[i] = list(chain.from_iterable(map(memo.__getitem__, words)))
-        rest = [i for i, row in enumerate(pieces) if row is None]
-        encodings = tokenizer.encode_batch_fast([texts[i] for i in rest], add_special_tokens=False)
-        for i, encoding in zip(rest, encodings, strict=True):
-            pieces[i] = encoding.ids
-        return [row[: self.max_seq_length] for row in pieces if row is not None]
+                fresh = set().union(*split)
+            words = list(fresh)
+            encodings = tokenizer.encode_batch_fast(words, add_special_tokens=False)
+            memo.update(zip(words, (tuple(e.ids) for e in encodings), strict=True))
+            pieces_of = memo.__getitem__
+            window = self.max_seq_length
+            return [list(chain.from_iterable(map(pieces_of, row)))[:window] for row in split]
 
     def _table(self) -> np.ndarray:
         """The model's word-piece vectors as float32, made once."""
@@ -240,6 +242,14 @@ class StaticEmbedder:
 
     def __repr__(self) -> str:
         return f"StaticEmbedder(name={self.name!r}, path={str(self.model_path)!r})"
+
+
+def _splits_like_bert(tokenizer: Tokenizer) -> bool:
+    """Whether ``tokenizer`` cuts words as BERT does (``_BERT_WORDS``): MiniLM's does."""
+    return (
+        type(tokenizer.normalizer).__name__ == "BertNormalizer"
+        and type(tokenizer.pre_tokenizer).__name__ == "BertPreTokenizer"
+    )
 
 
 def tier_embedder(

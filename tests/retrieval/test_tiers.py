@@ -111,13 +111,17 @@ def test_static_embedder_is_an_embedder(static_model_dir):
 def test_static_embedder_equals_model2vec_encode(static_model_dir):
     """The sparse-product encode gives model2vec's own vectors: same cut, same word pieces
     (unknown ones dropped), same float16 rounding; empty, odd and over-long texts too, and
-    words views, whose pieces come from the word memo (filled, then read: twice)."""
+    words views; every text's pieces come from the word memo (filled, then read: twice)."""
     embedder = StaticEmbedder(static_model_dir)
     texts = [
         "def parse_config(path):\n    return toml.loads(path.read_text())",
         "",
         "   ",
         "\u00e9t\u00e9 \u2603 \U0001f600 \u4e2d\u6587 getCookie(name)",
+        # characters a BERT tokenizer removes, joins or splits at, inside and between words
+        "caf\u00e9_Na\u00efve\u2014x \u00abquoted\u00bb a\u00a0b c\x0bd e\x00f g\u2028h \ufb01le",
+        "\u0130stanbul A\u0301B \u200dzwj\ufffd\x7f\x1cend \u3000\u65e5\u672c\u8a9ecode\t\r\n",
+        "x" * 150 + " y" + "\u00e9" * 120,  # words past the word pieces' 100 characters
         "createSubscription " * 900,  # beyond the window and beyond the character cut
         "x",
         # words views (looked up word by word): known words, rare ones, digits, one long
@@ -215,3 +219,13 @@ def test_eval_sweep_over_target_files_and_a_sample(capsys, tmp_path, static_mode
         row = next(line for line in capsys.readouterr().out.splitlines() if "ast 256/0" in line)
         chunks.append(int(row.split()[3]))
     assert 0 < chunks[1] < chunks[0]
+
+
+def test_the_cache_commits_the_static_model_in_large_batches(static_model_dir, tmp_path):
+    """A static model embeds thousands of texts a second: the cache commits it in batches
+    of its ``texts_per_commit``, through the words view too, unless told otherwise."""
+    static = StaticEmbedder(static_model_dir)
+    cache = EmbeddingCache(tmp_path)
+    assert CachedEmbedder(DualView(static), cache).commit_every == static.texts_per_commit
+    assert static.texts_per_commit > 256
+    assert CachedEmbedder(DualView(static), cache, commit_every=8).commit_every == 8
