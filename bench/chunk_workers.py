@@ -59,7 +59,9 @@ def phases(folder: str) -> None:
     config, chunks, batch_cpu = ChunkConfig(), 0, []
     for batch in _batches(repo.refs()):
         began = time.process_time()
-        chunks += sum(as_jsonl(chunk_ref(ref, config, repo=repo.name)).n_chunks for ref in batch)
+        chunks += sum(
+            j.n_chunks for j in as_jsonl([chunk_ref(r, config, repo=repo.name) for r in batch])
+        )
         batch_cpu.append((sum(ref.info.size for ref in batch), time.process_time() - began))
     done = time.process_time()
     result = {

@@ -21,9 +21,10 @@ chunks; answers say how fresh they are. What comes back (``SearchAnswer``, ``Sta
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,9 +35,10 @@ from nexus.freshness import Stamps, Watch, changed_files, edited_in_place
 from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
 from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import READ_DEPTH, read_within
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled
+from nexus.retrieval.embedding import CachedEmbedder, DualView, Embedder, EmbeddingCancelled
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
 from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.lexical import LexicalIndex
 from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.search import Hit
 from nexus.retrieval.store import (
@@ -51,6 +53,9 @@ from nexus.retrieval.store import (
 )
 from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, StaticEmbedder, tier_embedder
 from nexus.types import Chunk
+
+if TYPE_CHECKING:
+    from nexus.runtime.stream import FileChunks, Prepare
 
 #: Below this many files per worker, chunking stays in this process (a pool costs a
 #: second or so to start: not worth it for a handful of files).
@@ -119,12 +124,17 @@ def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) 
 def is_static(embedder: Embedder) -> bool:
     """Whether ``embedder`` is the fast tier's static model, however wrapped (the words
     view wraps it)."""
+    return static_model(embedder) is not None
+
+
+def static_model(embedder: Embedder) -> StaticEmbedder | None:
+    """The fast tier's static model inside ``embedder``'s wrappers (None: another model)."""
     while not isinstance(embedder, StaticEmbedder):
         inner = getattr(embedder, "inner", None)
         if inner is None:
-            return False
+            return None
         embedder = inner
-    return True
+    return embedder
 
 
 class Workspace:
@@ -217,6 +227,12 @@ class Workspace:
         def make_chunks(missing):  # noqa: ANN001, ANN202 - as store.chunk_and_embed wants
             return [make(self.config.with_(strategy=i.strategy)) for i in missing]
 
+        def in_workers(missing):  # noqa: ANN001, ANN202 - a store.Builder
+            configs = [self.config.with_(strategy=i.strategy) for i in missing]
+            return [self._build_in_workers(config, report, cancel) for config in configs]
+
+        if builder is None and chunker is None and self._embeds_in_workers():
+            builder = in_workers
         build = builder or chunk_and_embed(make_chunks, self.embedder, _embedding(report, cancel))
         opened = open_or_build(
             IndexStore(self.settings.cache_folder / "indexes"),
@@ -240,21 +256,64 @@ class Workspace:
         return opened
 
     def _chunk(self, config: ChunkConfig, report: Report | None, cancel: Cancel | None):
+        return [c for result in self._stream(config, report, cancel) for c in result.chunks]
+
+    def _stream(
+        self,
+        config: ChunkConfig,
+        report: Report | None,
+        cancel: Cancel | None,
+        prepare: Prepare | None = None,
+    ) -> Iterator[FileChunks]:
+        """Every file's ``FileChunks``, from ``settings.workers`` processes for a large
+        repository (``prepare`` runs there too)."""
         from nexus.runtime.stream import default_workers, stream_chunks
 
         files = len(self.repo.chunkable_files())
         wanted = self.settings.workers or default_workers()
         workers = min(wanted, max(1, files // POOL_MIN_FILES_PER_WORKER))
         custom = dict(self.settings.custom_profiles or {}) or None
-        chunks: list[Chunk] = []
-        stream = stream_chunks(self.repo, config, workers=workers, custom_profiles=custom)
+        stream = stream_chunks(
+            self.repo, config, workers=workers, custom_profiles=custom, prepare=prepare
+        )
         for done, result in enumerate(stream, start=1):
             if cancel is not None and cancel():
                 raise EmbeddingCancelled(f"cancelled after chunking {done - 1} of {files} files")
-            chunks.extend(result.chunks)
+            yield result
             if report is not None:
                 report("chunking", done, files)
-        return chunks
+
+    def _embeds_in_workers(self) -> bool:
+        """Whether builds embed where they chunk: the fast tier's static model, which costs
+        less to compute than the cache costs to write (``nexus.runtime.embed_in_workers``)."""
+        return isinstance(self.embedder, CachedEmbedder) and is_static(self.embedder.inner)
+
+    def _build_in_workers(
+        self, config: ChunkConfig, report: Report | None, cancel: Cancel | None
+    ) -> VectorIndex:
+        """One index whose chunks were embedded and counted by the chunking workers."""
+        from nexus.runtime.embed_in_workers import EmbedInWorkers
+
+        assert isinstance(self.embedder, CachedEmbedder)
+        static = static_model(self.embedder)
+        assert static is not None
+        words_view = isinstance(self.embedder.inner, DualView)
+        prepare = EmbedInWorkers(str(static.model_path), words_view)
+        chunks: list[Chunk] = []
+        vectors: list[np.ndarray] = []
+        counts: list[Mapping[str, int]] = []
+        for result in self._stream(config, report, cancel, prepare):
+            if result.chunks:
+                chunks.extend(result.chunks)
+                vectors.append(result.vectors)
+                counts.extend(result.term_counts)
+        self.embedder.count_embedded_elsewhere(len({c.embedding_text for c in chunks}))
+        if report is not None:
+            report("embedding", len(chunks), len(chunks))
+        if not chunks:
+            return VectorIndex(self.embedder.dim, self.embedder.name)
+        keywords = LexicalIndex.of_counts(counts)
+        return VectorIndex.build(chunks, np.concatenate(vectors), self.embedder.name, keywords)
 
     def adopt(self, strategy: str, index: VectorIndex, folder: Path | None = None) -> None:
         """Answer ``strategy`` from ``index``, built or opened elsewhere (the dashboard's

@@ -207,11 +207,17 @@ class DualView(Wrapper):
         self.name = f"{inner.name}+dual"
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        return self.encode_views(texts, [code_as_words(t) for t in texts], progress)
+
+    def encode_views(
+        self, texts: Sequence[str], words: Sequence[str], progress: Progress | None = None
+    ) -> np.ndarray:
+        """``encode``, given each text's words view (``code_as_words``) made already."""
         # One call over both views: the model sorts all 2n texts by length together, so
         # batches pad as little as the bare model's do (two calls cost ~10% more CPU
         # in bench/embedding.py). ``progress`` counts model passes, 2n in all.
         n = len(texts)
-        both = self.inner.encode([*texts, *(code_as_words(t) for t in texts)], progress)
+        both = self.inner.encode([*texts, *words], progress)
         as_written, as_words = both[:n], both[n:]
         mean = as_written + as_words
         norms = np.linalg.norm(mean, axis=1, keepdims=True)
@@ -336,6 +342,12 @@ class CachedEmbedder(Wrapper):
 
     def count_wordpieces(self, texts: Sequence[str]) -> list[int]:
         return self.inner.count_wordpieces(texts)
+
+    def count_embedded_elsewhere(self, texts: int) -> None:
+        """Count ``texts`` distinct texts embedded beside the cache (the fast tier's
+        chunking workers) as the latest call's misses."""
+        self.last_hits, self.last_misses = 0, texts
+        self.misses += texts
 
     def stats(self) -> dict[str, Any]:
         return {"hits": self.hits, "misses": self.misses, "cache": str(self.cache.path)}

@@ -396,6 +396,12 @@ class EmbeddingCache:
         )
 
 
+def as_stored(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as the cache would hand them out (rounded through its float16): what a
+    vector made beside the cache must be to score as a cached one does."""
+    return np.asarray(vectors, dtype=STORED_DTYPE).astype(np.float32)
+
+
 def _pack(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype=STORED_DTYPE).tobytes()
 

@@ -128,13 +128,23 @@ class VectorIndex:
     # -- building ---------------------------------------------------------------------
 
     @classmethod
-    def build(cls, chunks: Sequence[Chunk], embeddings: np.ndarray, model: str = "") -> VectorIndex:
-        """An index of ``chunks`` with their ``embeddings`` (one row per chunk)."""
+    def build(
+        cls,
+        chunks: Sequence[Chunk],
+        embeddings: np.ndarray,
+        model: str = "",
+        keywords: LexicalIndex | None = None,
+    ) -> VectorIndex:
+        """An index of ``chunks`` with their ``embeddings`` (one row per chunk), and their
+        keyword table where it was made already (a document per chunk, in order)."""
         embeddings = np.asarray(embeddings, dtype=np.float32)
         if embeddings.ndim != 2:
             raise ValueError(f"embeddings must be a 2-D array, got shape {embeddings.shape}")
+        if keywords is not None and keywords.size != len(chunks):
+            raise ValueError(f"{len(chunks)} chunks but {keywords.size} keyword documents")
         index = cls(embeddings.shape[1], model)
         index.add(chunks, embeddings)
+        index._lexical = keywords
         return index
 
     @classmethod

@@ -14,7 +14,7 @@ BM25 of the query) lifts doc-query MRR@10 on the dev and the held-out set alike.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,8 +58,13 @@ _TERMS: dict[str, str] = {}
 
 def terms(text: str) -> list[str]:
     """The searchable words of a chunk or a query."""
+    return terms_of_words(code_as_words(text))
+
+
+def terms_of_words(words: str) -> list[str]:
+    """``terms`` of a text given as its words view (``code_as_words``)."""
     found = []
-    for word in code_as_words(text).lower().split():
+    for word in words.lower().split():
         term = _TERMS.get(word)
         if term is None:
             if len(_TERMS) >= 200_000:
@@ -68,6 +73,16 @@ def terms(text: str) -> list[str]:
         if term:
             found.append(term)
     return found
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """How often each of ``text``'s terms occurs: what the keyword table keeps of a document."""
+    return Counter(terms(text))
+
+
+def term_counts_of_words(words: str) -> dict[str, int]:
+    """``term_counts`` of a text given as its words view (``code_as_words``)."""
+    return Counter(terms_of_words(words))
 
 
 #: Bumped whenever ``terms`` or the scoring changes: saved postings of another version
@@ -98,28 +113,40 @@ class LexicalIndex:
     """
 
     def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self._build([term_counts(text) for text in texts], k1, b)
+
+    @classmethod
+    def of_counts(
+        cls, counts: Sequence[Mapping[str, int]], k1: float = 1.2, b: float = 0.75
+    ) -> LexicalIndex:
+        """The table of documents given as their ``term_counts`` (counted elsewhere: the
+        fast tier's chunking workers count them beside the chunking)."""
+        index = cls.__new__(cls)
+        index._build(counts, k1, b)
+        return index
+
+    def _build(self, counts: Sequence[Mapping[str, int]], k1: float, b: float) -> None:
         ids: dict[str, int] = {}
         term_ids: list[int] = []
         doc_ids: list[int] = []
         tfs: list[int] = []
-        lengths = np.zeros(len(texts), dtype=np.float64)
-        for doc, text in enumerate(texts):
-            counts = Counter(terms(text))
-            lengths[doc] = sum(counts.values())
-            for term, tf in counts.items():
+        lengths = np.zeros(len(counts), dtype=np.float64)
+        for doc, found in enumerate(counts):
+            lengths[doc] = sum(found.values())
+            for term, tf in found.items():
                 term_ids.append(ids.setdefault(term, len(ids)))
                 doc_ids.append(doc)
                 tfs.append(tf)
-        average = float(lengths.mean()) if len(texts) and lengths.sum() else 1.0
+        average = float(lengths.mean()) if len(counts) and lengths.sum() else 1.0
         order = np.argsort(np.asarray(term_ids, dtype=np.int64), kind="stable")
         docs = np.asarray(doc_ids, dtype=np.int32)[order]  # by term, documents ascending
         tf = np.asarray(tfs, dtype=np.float64)[order]
         per_term = np.bincount(np.asarray(term_ids, dtype=np.int64), minlength=len(ids))
-        idf = np.log(1 + (len(texts) - per_term + 0.5) / (per_term + 0.5))
+        idf = np.log(1 + (len(counts) - per_term + 0.5) / (per_term + 0.5))
         norm = k1 * (1 - b + b * lengths / average)
         weights = np.repeat(idf, per_term) * tf * (k1 + 1) / (tf + norm[docs])
         starts = np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64)
-        self._init(len(texts), list(ids), starts, docs, weights)
+        self._init(len(counts), list(ids), starts, docs, weights)
 
     def _init(
         self, size: int, words: list[str], starts: np.ndarray, docs: np.ndarray, weights: np.ndarray

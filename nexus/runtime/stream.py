@@ -24,10 +24,12 @@ import json
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from nexus.chunking.analysis import analyze
 from nexus.chunking.pipeline import chunk_analysis
@@ -50,11 +52,14 @@ WINDOW_PER_WORKER = 8
 
 @dataclass(frozen=True)
 class FileChunks:
-    """The chunks of one file, or why it has none."""
+    """The chunks of one file, or why it has none; with their vectors and keyword terms
+    where the worker made them too (``prepare``)."""
 
     path: str
     chunks: tuple[Chunk, ...] = ()
     error: str = ""  # why the file could not be chunked ("" = it was)
+    vectors: np.ndarray | None = field(default=None, compare=False)  # a row per chunk
+    term_counts: tuple[Mapping[str, int], ...] = ()  # a keyword document per chunk
 
     @property
     def n_chunks(self) -> int:
@@ -76,10 +81,22 @@ class FileJsonl:
 FileResult = FileChunks | FileJsonl
 
 
-def as_jsonl(result: FileChunks) -> FileJsonl:
-    """``result``'s chunks as the lines ``nexus chunk --format jsonl`` writes."""
-    text = "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in result.chunks)
-    return FileJsonl(result.path, text, len(result.chunks), result.error)
+#: What a worker does to a batch of files' results before sending them back (picklable:
+#: it travels to the workers), e.g. embed their chunks.
+Prepare = Callable[[list[FileChunks]], list[FileChunks]]
+
+
+def as_jsonl(results: list[FileChunks]) -> list[FileJsonl]:
+    """Each result's chunks as the lines ``nexus chunk --format jsonl`` writes."""
+    return [
+        FileJsonl(
+            r.path,
+            "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in r.chunks),
+            len(r.chunks),
+            r.error,
+        )
+        for r in results
+    ]
 
 
 def default_workers() -> int:
@@ -116,10 +133,12 @@ def stream_chunks(
     workers: int = 1,
     custom_profiles: dict[str, Profile] | None = None,
     jsonl: bool = False,
+    prepare: Prepare | None = None,
 ) -> Iterator[FileResult]:
     """The chunks of every chunkable file of ``repo``, one ``FileChunks`` per file
     (``FileJsonl`` with ``jsonl``), in path order. ``workers`` > 1 chunks on that many
-    processes (same output)."""
+    processes (same output). ``prepare`` runs where the files were chunked, on each
+    batch of results (``FileChunks`` only)."""
     return stream_refs(
         repo.refs(),
         config,
@@ -127,6 +146,7 @@ def stream_chunks(
         workers=workers,
         custom_profiles=custom_profiles,
         jsonl=jsonl,
+        prepare=prepare,
     )
 
 
@@ -138,16 +158,19 @@ def stream_refs(
     workers: int = 1,
     custom_profiles: dict[str, Profile] | None = None,
     jsonl: bool = False,
+    prepare: Prepare | None = None,
 ) -> Iterator[FileResult]:
     """``stream_chunks`` over any files, in the order given."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if jsonl and prepare is not None:
+        raise ValueError("prepare works on FileChunks, not on JSONL")
     # A bad setting fails the run here, once, rather than every file in a worker.
     resolve_profile(config.profile, custom_profiles)
     get_encoding(config.encoding)
-    job: _Job = (config, repo, custom_profiles, as_jsonl if jsonl else _as_is)
+    job: _Job = (config, repo, custom_profiles, as_jsonl if jsonl else (prepare or _as_is))
     if workers == 1:
-        return (_chunk_one(ref, job) for ref in refs)
+        return (result for ref in refs for result in _work_on([ref], job))
     return _pooled(iter(refs), workers, job)
 
 
@@ -165,18 +188,20 @@ def collect_chunks(results: Iterable[FileChunks]) -> tuple[list[Chunk], list[Fil
 # --- worker processes ----------------------------------------------------------
 
 #: What a worker needs: the settings, the repository's name, custom profiles, and what
-#: to make of each file's ``FileChunks`` before it is sent back.
-_Job = tuple[ChunkConfig, str, "dict[str, Profile] | None", Callable[[FileChunks], FileResult]]
+#: to make of a batch of files' ``FileChunks`` before it is sent back.
+_Job = tuple[
+    ChunkConfig, str, "dict[str, Profile] | None", Callable[[list[FileChunks]], list[FileResult]]
+]
 _job: _Job | None = None  # set once in each worker process
 
 
-def _as_is(result: FileChunks) -> FileChunks:
-    return result
+def _as_is(results: list[FileChunks]) -> list[FileChunks]:
+    return results
 
 
-def _chunk_one(ref: FileRef, job: _Job) -> FileResult:
+def _work_on(refs: list[FileRef], job: _Job) -> list[FileResult]:
     config, repo, custom_profiles, finish = job
-    return finish(chunk_ref(ref, config, repo=repo, custom_profiles=custom_profiles))
+    return finish([chunk_ref(r, config, repo=repo, custom_profiles=custom_profiles) for r in refs])
 
 
 def _start_worker(job: _Job) -> None:
@@ -186,7 +211,7 @@ def _start_worker(job: _Job) -> None:
 
 def _work(refs: list[FileRef]) -> list[FileResult]:
     assert _job is not None, "worker started without its job"
-    return [_chunk_one(ref, _job) for ref in refs]
+    return _work_on(refs, _job)
 
 
 def start_fork_server() -> None:
@@ -318,7 +343,7 @@ def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileRe
                 if suspects:  # it died on this file alone: report it, go on
                     ref = suspects.popleft()
                     died = FileChunks(ref.info.path, error="the worker process died on this file")
-                    yield job[3](died)
+                    yield from job[3]([died])
                 else:
                     suspects.extend(ref for batch, _ in window for ref in batch)
                     window.clear()

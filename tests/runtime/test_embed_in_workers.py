@@ -1,0 +1,70 @@
+"""The fast tier's build embeds and counts keyword terms in the chunking workers: the
+index it makes scores exactly as one embedded through the cache, on one process or two."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from nexus.config import ChunkConfig
+from nexus.ingest.sources import open_repository
+from nexus.retrieval.embedding import CachedEmbedder, DualView
+from nexus.retrieval.embedding_cache import EmbeddingCache
+from nexus.retrieval.index import VectorIndex
+from nexus.retrieval.lexical import LexicalIndex, term_counts
+from nexus.retrieval.tiers import StaticEmbedder
+from nexus.runtime.embed_in_workers import EmbedInWorkers
+from nexus.runtime.stream import stream_chunks
+from nexus.workspace import Settings, Workspace
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_repos"
+QUERIES = ["refund a payment", "validate the card number", "PaymentError"]
+
+
+def test_workers_embed_and_count_as_the_parent_would(static_model_dir):
+    repo = open_repository(SAMPLES / "ts-payments")
+    prepare = EmbedInWorkers(str(static_model_dir))
+    one = list(stream_chunks(repo, ChunkConfig(), workers=1, prepare=prepare))
+    two = list(stream_chunks(repo, ChunkConfig(), workers=2, prepare=prepare))
+    assert one == two and sum(r.n_chunks for r in one) > 10
+    embedder = DualView(StaticEmbedder(static_model_dir))
+    for a, b in zip(one, two, strict=True):
+        texts = [c.embedding_text for c in a.chunks]
+        if not texts:
+            assert a.vectors is None and a.term_counts == ()
+            continue
+        np.testing.assert_array_equal(a.vectors, b.vectors)
+        expected = embedder.encode(texts).astype(np.float16).astype(np.float32)
+        np.testing.assert_array_equal(a.vectors, expected)  # as the cache stores them
+        assert list(a.term_counts) == [term_counts(t) for t in texts]
+
+
+def test_a_fast_tier_build_scores_as_one_through_the_cache(static_model_dir, tmp_path):
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache))
+    (built,) = workspace.index()
+    assert workspace.embedder.last_misses == len({c.embedding_text for c in built.index.chunks})
+    assert EmbeddingCache(cache).count() == 0  # the vectors skipped the cache
+
+    through_cache = CachedEmbedder(
+        DualView(StaticEmbedder(static_model_dir)), EmbeddingCache(tmp_path / "other")
+    )
+    expected = VectorIndex.from_chunks(built.index.chunks, through_cache)
+    assert expected.model == built.index.model
+    np.testing.assert_array_equal(built.index.vectors, expected.vectors)
+    rebuilt = LexicalIndex([c.embedding_text for c in built.index.chunks])
+    for query in QUERIES:
+        np.testing.assert_array_equal(
+            built.index.keyword_scores(query), expected.keyword_scores(query)
+        )
+        np.testing.assert_array_equal(built.index.keywords().scores(query), rebuilt.scores(query))
+    reopened = Workspace.open(repo, Settings(tier="fast", cache_dir=cache))
+    (saved,) = reopened.index()
+    assert saved.reused
+    for query in QUERIES:
+        assert reopened.search(query, 5).hits == workspace.search(query, 5).hits
