@@ -93,7 +93,7 @@ def example_rows(made: QuerySetResult) -> pd.DataFrame:
                 "target": r["target"]["qualname"],
             }
             for r in made.examples()
-        ],  # fmt: skip
+        ],
         columns=["query", "file", "line", "target"],
     )
 
