@@ -8,7 +8,8 @@ settings it finished, also when cancelled; the next job for the same sweep key
 resumes, and a slider moved after a sweep runs only the new setting in use. A sweep
 nobody has looked at for ``IDLE_AFTER`` seconds (the browser has gone) stops as if
 cancelled, like an index build.
-The table built here is what the page shows and Export downloads.
+The work a job runs, the key it is kept by, and when the page starts one are here too;
+the table built here is what the page shows and Export downloads.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
+from nexus.config import ChunkConfig
+from nexus.evaluation import experiments  # called as ``experiments.sweep``: tests wrap it
 from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.experiments import (
     LOWER_IS_BETTER,
@@ -33,10 +37,13 @@ from nexus.evaluation.experiments import (
     describe,
     sweep_grid,
 )
+from nexus.evaluation.query_sets import Query
+from nexus.ingest.sources import Repository
 from nexus.retrieval import tiers
-from nexus.retrieval.embedding import Embedder
+from nexus.retrieval.embedding import CachedEmbedder, Embedder
 from nexus.runtime.builds import IDLE_AFTER
-from nexus.ui.cache import CACHE_ENV
+from nexus.ui import analyses, cache, indexing
+from nexus.ui.evaluating import QuerySet
 
 #: Seconds a script run waits for the sweep it started (AppTests set 60, so a run
 #: shows the answer); the page polls otherwise.
@@ -97,12 +104,14 @@ def distractors_label(choice: str) -> str:
 def fast_embedder(words_view: bool) -> Embedder:
     """The fast tier, distilled into the cache folder on first use (a few minutes, on the
     sweep's thread), loaded in about a second after that."""
-    return tiers.tier_embedder(tiers.FAST, words_view, cache_dir=os.environ.get(CACHE_ENV) or None)
+    return tiers.tier_embedder(
+        tiers.FAST, words_view, cache_dir=os.environ.get(cache.CACHE_ENV) or None
+    )
 
 
 def fast_tier_ready() -> bool:
     """Whether the fast tier's model is already distilled (nothing to wait for)."""
-    folder = tiers.models_dir(os.environ.get(CACHE_ENV) or None) / tiers.STATIC_MODEL_NAME
+    folder = tiers.models_dir(os.environ.get(cache.CACHE_ENV) or None) / tiers.STATIC_MODEL_NAME
     return folder.is_dir()
 
 
@@ -229,6 +238,111 @@ def reference(job: SweepJob, current: Budget) -> Budget:
     """The row the sweep is read against: the setting in use now when the sweep has it
     (after "Apply the best setting"), else the one in use when it ran."""
     return current if current in job.results else job.current
+
+
+def sweep_key(
+    repo_key: str,
+    query_set: QuerySet,
+    embedder_name: str,
+    tier: str,
+    files: str,
+    config: ChunkConfig,
+) -> tuple[Hashable, ...]:
+    """What a sweep's answers depend on besides the budgets: the repository and query
+    set first (``kept_job`` reads them), then the embedders, the "Files in the sweep"
+    choice and the search settings. A job under another key does not resume this one."""
+    return (
+        *_set_key(repo_key, query_set),
+        embedder_name,
+        tier,
+        files,
+        config.profile,
+        config.lexical_weight,
+        config.ranking,
+        config.line_window,
+    )
+
+
+def _set_key(repo_key: str, query_set: QuerySet) -> tuple[Hashable, ...]:
+    return (repo_key, query_set.docs_blanked, query_set.digest)
+
+
+def kept_job(repo_key: str, query_set: QuerySet) -> SweepJob | None:
+    """The session's sweep of this repository and query set when it has an answer (shown
+    while the indexes of a setting just applied build), whatever its other settings."""
+    job = session_job()
+    if job is None or job.running or job.current not in job.results:
+        return None
+    prefix = _set_key(repo_key, query_set)
+    return job if tuple(job.key[: len(prefix)]) == prefix else None
+
+
+@dataclass(frozen=True)
+class SweepChoice:
+    """What the page's sweep controls say."""
+
+    maxes: tuple[int, ...]
+    mins: tuple[int, ...]
+    tier: str  # a ``TIER_LABELS`` key
+    files: str  # one of ``DISTRACTOR_CHOICES``
+    run: bool  # Run sweep was pressed
+
+
+@dataclass(frozen=True)
+class SweepStart:
+    """A sweep the page starts now: its grid, and whether the user asked for it (Run, or
+    a link) rather than the sliders having moved since it finished."""
+
+    maxes: tuple[int, ...]
+    mins: tuple[int, ...]
+    asked: bool
+
+
+def due(
+    job: SweepJob | None, key: Hashable, current: Budget, choice: SweepChoice, linked: bool
+) -> SweepStart | None:
+    """The sweep to start now, or None (the session's job stands): the controls' grid when
+    Run is pressed, or when a link (``linked``) with a grid asks for a sweep the session
+    does not have; the finished job's grid when only the sliders moved since (the setting
+    in use alone runs, the rest is kept)."""
+    wanted = linked and bool(choice.maxes) and bool(choice.mins)
+    if choice.run or (wanted and (job is None or job.key != key)):
+        return SweepStart(choice.maxes, choice.mins, asked=True)
+    if job is not None and job.key == key and job.complete() and current not in job.results:
+        return SweepStart(tuple(job.maxes), tuple(job.mins), asked=False)
+    return None
+
+
+def sweep_work(
+    repo: Repository,
+    config: ChunkConfig,
+    queries: Sequence[Query],
+    choice: SweepChoice,
+    grid: SweepStart,
+    current: Budget,
+) -> Work:
+    """The sweep of ``grid`` and ``current`` over ``repo``'s files (every one, or the
+    targets' and a sample: ``choice.files``) and ``queries``, with the tier's embedder:
+    the fast one is built on the job's thread (distilled there if it is not yet) and has
+    no disk cache (it would cost as much as it saves); the quality one is the model the
+    indexes use, behind the embedding cache."""
+    files = experiments.sweep_files(
+        analyses.repo_analyses(repo), queries, distractors_of(choice.files)
+    )
+    model = indexing.get_embedder(config.words_view)
+
+    def work(**how: object) -> list[ConfigResult]:
+        chosen = (
+            fast_embedder(config.words_view)
+            if choice.tier == tiers.FAST
+            else CachedEmbedder(model, cache.embedding_cache())
+        )
+        return experiments.sweep(
+            files, repo.name, config, queries, chosen, grid.maxes, grid.mins, extra=[current],
+            **how,
+        )  # fmt: skip
+
+    return work
 
 
 def export(current: Budget) -> tuple[pd.DataFrame, dict[str, object]] | None:
