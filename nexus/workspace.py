@@ -20,6 +20,8 @@ chunks; answers say how fresh they are. What comes back (``SearchAnswer``, ``Sta
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,7 +37,13 @@ from nexus.freshness import Stamps, Watch, changed_files, edited_in_place
 from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
 from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import READ_DEPTH, read_within
-from nexus.retrieval.embedding import CachedEmbedder, DualView, Embedder, EmbeddingCancelled
+from nexus.retrieval.embedding import (
+    CachedEmbedder,
+    DualView,
+    Embedder,
+    EmbeddingCancelled,
+    ModelUnavailableError,
+)
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.lexical import LexicalIndex
@@ -299,6 +307,9 @@ class Workspace:
         assert static is not None
         words_view = isinstance(self.embedder.inner, DualView)
         prepare = EmbedInWorkers(str(static.model_path), words_view)
+        # This process waits on the workers: it loads the model its queries need meanwhile
+        # (a second of imports and reading, once) instead of on the first search.
+        threading.Thread(target=_load_quietly, args=(static,), daemon=True).start()
         chunks: list[Chunk] = []
         vectors: list[np.ndarray] = []
         counts: list[Mapping[str, int]] = []
@@ -486,6 +497,12 @@ class Workspace:
             else []
             for path in sorted(paths)
         }
+
+
+def _load_quietly(static: StaticEmbedder) -> None:
+    """Load the model ahead of need; a model that fails to load fails the build itself."""
+    with contextlib.suppress(ModelUnavailableError):
+        static.load()
 
 
 def _embedding(report: Report | None, cancel: Cancel | None):
