@@ -70,7 +70,9 @@ def write(rows: list[dict[str, object]], corpus: Path) -> None:
         "# Fast-tier index of the scale corpus, from cold (`bench/fast_index.py`)",
         "",
         f"`nexus index {corpus.name} --tier fast` with an empty embedding cache and no saved "
-        f"index; nproc {os.cpu_count()}. CPU counts the CLI and its chunking workers. The machine "
+        f"index; nproc {os.cpu_count()}. CPU counts the CLI's process only: its chunking workers "
+        "are children of the fork server, not of the CLI (since the workers embed, most of "
+        "the work is theirs). The machine "
         "is shared: the load average is printed beside each run (wall time is inflated by it, "
         "CPU time much less). Target: at most 60 s wall on 2 cores.",
         "",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,8 +82,9 @@ Report = Callable[[str, int, int], None]
 #: Asked between files and between embedding batches; True stops the build
 #: (``EmbeddingCancelled``; what was embedded stays cached).
 Cancel = Callable[[], bool]
-#: Makes one strategy's chunks (all of the repository's, under that config).
-Chunker = Callable[[ChunkConfig], list[Chunk]]
+#: Every chunkable file's ``FileChunks`` under a config, with ``prepare`` (when given) run
+#: where the files are chunked: how a caller streams them (the CLI: its progress bar).
+Chunker = Callable[[ChunkConfig, "Prepare | None"], Iterable["FileChunks"]]
 
 
 @dataclass(frozen=True)
@@ -230,16 +231,17 @@ class Workspace:
             )
             for s in chosen
         ]
-        make = chunker or (lambda config: self._chunk(config, report, cancel))
+        files = chunker or self._files
 
         def make_chunks(missing):  # noqa: ANN001, ANN202 - as store.chunk_and_embed wants
-            return [make(self.config.with_(strategy=i.strategy)) for i in missing]
+            configs = [self.config.with_(strategy=i.strategy) for i in missing]
+            return [self._chunk(files, config, report, cancel) for config in configs]
 
         def in_workers(missing):  # noqa: ANN001, ANN202 - a store.Builder
             configs = [self.config.with_(strategy=i.strategy) for i in missing]
-            return [self._build_in_workers(config, report, cancel) for config in configs]
+            return [self._build_in_workers(files, config, report, cancel) for config in configs]
 
-        if builder is None and chunker is None and self._embeds_in_workers():
+        if builder is None and self._embeds_in_workers():
             builder = in_workers
         build = builder or chunk_and_embed(make_chunks, self.embedder, _embedding(report, cancel))
         opened = open_or_build(
@@ -263,33 +265,39 @@ class Workspace:
             self._folders[strategy] = one.folder
         return opened
 
-    def _chunk(self, config: ChunkConfig, report: Report | None, cancel: Cancel | None):
-        return [c for result in self._stream(config, report, cancel) for c in result.chunks]
+    def _chunk(
+        self, files: Chunker, config: ChunkConfig, report: Report | None, cancel: Cancel | None
+    ) -> list[Chunk]:
+        return [c for result in self._stream(files, config, report, cancel) for c in result.chunks]
 
     def _stream(
         self,
+        files: Chunker,
         config: ChunkConfig,
         report: Report | None,
         cancel: Cancel | None,
         prepare: Prepare | None = None,
     ) -> Iterator[FileChunks]:
-        """Every file's ``FileChunks``, from ``settings.workers`` processes for a large
-        repository (``prepare`` runs there too)."""
+        """``files(config, prepare)``, reported and cancellable between files."""
+        total = len(self.repo.chunkable_files())
+        for done, result in enumerate(files(config, prepare), start=1):
+            if cancel is not None and cancel():
+                raise EmbeddingCancelled(f"cancelled after chunking {done - 1} of {total} files")
+            yield result
+            if report is not None:
+                report("chunking", done, total)
+
+    def _files(self, config: ChunkConfig, prepare: Prepare | None) -> Iterator[FileChunks]:
+        """Every file chunked, on ``settings.workers`` processes for a large repository."""
         from nexus.runtime.stream import default_workers, stream_chunks
 
         files = len(self.repo.chunkable_files())
         wanted = self.settings.workers or default_workers()
         workers = min(wanted, max(1, files // POOL_MIN_FILES_PER_WORKER))
         custom = dict(self.settings.custom_profiles or {}) or None
-        stream = stream_chunks(
+        return stream_chunks(
             self.repo, config, workers=workers, custom_profiles=custom, prepare=prepare
         )
-        for done, result in enumerate(stream, start=1):
-            if cancel is not None and cancel():
-                raise EmbeddingCancelled(f"cancelled after chunking {done - 1} of {files} files")
-            yield result
-            if report is not None:
-                report("chunking", done, files)
 
     def _embeds_in_workers(self) -> bool:
         """Whether builds embed where they chunk: the fast tier's static model, which costs
@@ -297,7 +305,7 @@ class Workspace:
         return isinstance(self.embedder, CachedEmbedder) and is_static(self.embedder.inner)
 
     def _build_in_workers(
-        self, config: ChunkConfig, report: Report | None, cancel: Cancel | None
+        self, files: Chunker, config: ChunkConfig, report: Report | None, cancel: Cancel | None
     ) -> VectorIndex:
         """One index whose chunks were embedded and counted by the chunking workers."""
         from nexus.runtime.embed_in_workers import EmbedInWorkers
@@ -313,7 +321,7 @@ class Workspace:
         chunks: list[Chunk] = []
         vectors: list[np.ndarray] = []
         counts: list[Mapping[str, int]] = []
-        for result in self._stream(config, report, cancel, prepare):
+        for result in self._stream(files, config, report, cancel, prepare):
             if result.chunks:
                 chunks.extend(result.chunks)
                 vectors.append(result.vectors)

@@ -241,7 +241,7 @@ def test_a_reopen_after_an_edit_loads_the_saved_index_and_chunks_only_that_file(
 
     again = _open(repo, tmp_path)
     (opened,) = again.index(
-        refresh_saved=True, chunker=lambda config: pytest.fail("chunked every file")
+        refresh_saved=True, chunker=lambda config, prepare: pytest.fail("chunked every file")
     )
     assert opened.reused and opened.folder == built.folder
     assert opened.stale == {"src/services/refund.ts"} and chunked == ["src/services/refund.ts"]

@@ -198,11 +198,12 @@ def chunk_stream(
     config: ChunkConfig,
     custom_profiles=None,
     jsonl: bool = False,
+    prepare=None,  # noqa: ANN001 - a stream.Prepare
 ):
     """Each chunkable file's ``FileChunks`` (``FileJsonl`` with ``jsonl``) in path order,
-    chunked on ``--workers`` processes, with a progress bar (files, chunks, ETA) and
-    failed files on stderr. A folder still being read (``RepositoryScan``) is chunked
-    as its files are found."""
+    chunked on ``--workers`` processes (which run ``prepare`` too), with a progress bar
+    (files, chunks, ETA) and failed files on stderr. A folder still being read
+    (``RepositoryScan``) is chunked as its files are found."""
     from nexus.runtime.stream import default_workers, stream_refs
     from nexus.workspace import POOL_MIN_FILES_PER_WORKER
 
@@ -221,6 +222,7 @@ def chunk_stream(
         workers=workers,
         custom_profiles=custom_profiles,
         jsonl=jsonl,
+        prepare=prepare,
     )
     return _with_progress(results, scan, f"chunking ({config.strategy})")
 
@@ -244,15 +246,6 @@ def _with_progress(results: Iterable, scan: RepositoryScan, desc: str) -> Iterat
             yield result
     if failed:
         print(f"nexus: warning: {failed} file(s) could not be chunked (see above)", file=sys.stderr)
-
-
-def collected_chunks(
-    args: argparse.Namespace, repo: Repository, config: ChunkConfig, custom_profiles=None
-):
-    """All chunks of the repository under ``config`` (``chunk_stream``, kept in a list)."""
-    from nexus.runtime.stream import collect_chunks
-
-    return collect_chunks(chunk_stream(args, repo, config, custom_profiles))[0]
 
 
 def custom_profiles_from_args(args: argparse.Namespace):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nexus.cli.cache import cache_folder
 from nexus.cli.common import (
-    collected_chunks,
+    chunk_stream,
     config_from_args,
     custom_profiles_from_args,
     ingest_settings_from_args,
@@ -90,7 +90,7 @@ def index_workspace(args: argparse.Namespace, workspace, strategies: Sequence[st
         strategies,
         rebuild=getattr(args, "rebuild", False),
         folder=folder,
-        chunker=lambda chosen: collected_chunks(args, repo, chosen, custom),
+        chunker=lambda chosen, prepare: chunk_stream(args, repo, chosen, custom, prepare=prepare),
         builder=builder,
         report=lambda stage, done, total: bar(done, total) if stage == "embedding" else None,
     )
