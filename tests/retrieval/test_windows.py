@@ -82,7 +82,8 @@ def test_a_window_grows_only_with_neighbours_nearly_as_good_as_its_hit() -> None
 def test_the_top_k_holds_k_places_and_each_hit_shows_its_window() -> None:
     chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
     dense, keyword = np.array([0.8, 0.9, 0.7, 0.6]), np.zeros(4)
-    ranked = rank(chunks, dense, keyword, "how is text split", k=2)
+    any_neighbour = RankingRules(window_share=0.0)  # a window takes every neighbour
+    ranked = rank(chunks, dense, keyword, "how is text split", 2, any_neighbour)
     shown = [hit_chunk(chunks, r) for r in ranked]
     assert [(c.file, c.start_line, c.end_line) for c in shown] == [
         ("src/text.py", 1, 8),
