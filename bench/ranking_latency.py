@@ -51,7 +51,11 @@ def grown_index(size: int) -> VectorIndex:
     """The question set's chunks and vectors, repeated (each copy in its own folder)."""
     chunks, vectors = [], []
     for repo in load_questions("all"):
-        index = VectorIndex.load(index_folder(INDEXES, repo, "ast"))
+        folder = index_folder(INDEXES, repo, "ast")
+        if VectorIndex.read_manifest(folder) is None:
+            print(f"(no index {folder}: left out)", file=sys.stderr)
+            continue
+        index = VectorIndex.load(folder)
         chunks += list(index.chunks)
         vectors.append(np.asarray(index.vectors))
     base = np.concatenate(vectors)
