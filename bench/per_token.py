@@ -48,7 +48,10 @@ RESULTS = ROOT / "bench" / "results"
 BUDGET_COLUMNS = ("R@1k", "R@2k", "R@4k", "tokens to first hit", "lines@10", "tokens@10")
 
 #: Each lever alone: overrides of today's ``RankingRules``, and the AST chunk budgets
-#: (``MAX-MIN``; "" = the defaults) of the index it searches.
+#: (``MAX-MIN``; "" = the defaults) of the index it searches. The rows in
+#: ``bench/results/per_token.md`` before 2 Dec, 04:40 UTC were measured against the rules of
+#: the time (100 candidates, any neighbour joining a window): since then "200 candidates,
+#: windows join at 0.5" is the defaults.
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
     "no result windows": ({"window_lines": 0}, ""),
