@@ -50,6 +50,35 @@ class LiveIndex:
         vectors = embedder.encode([c.embedding_text for c in chunks])
         self.delta = VectorIndex.build(chunks, vectors, embedder.name)
 
+    def frozen(self) -> LiveIndex:
+        """A copy that later ``update`` calls leave as it is (for a thread to read)."""
+        copy = LiveIndex(self.base)
+        copy.changed, copy.delta = dict(self.changed), self.delta
+        return copy
+
+    def merged(self) -> VectorIndex:
+        """One index of the files as they are now, in file order, as a build of them would
+        hold: the saved chunks and vectors of the unchanged files and the changed files'
+        new ones, nothing chunked or embedded again."""
+        self._base_keys("")  # the base's keys per file, made once
+        assert self._by_file is not None
+        chunks: list[Chunk] = []
+        rows: list[np.ndarray] = []
+        for file in sorted(set(self._by_file) | set(self.changed)):
+            if file in self.changed:
+                assert self.delta is not None or not self.changed[file]
+                for chunk in self.changed[file]:
+                    chunks.append(chunk)
+                    rows.append(self.delta.vectors[self.delta.key_of(chunk.id)])
+            else:
+                for key in self._by_file[file]:
+                    chunks.append(self.base.chunk(key))
+                    rows.append(self.base.vectors[key])
+        vectors = np.stack(rows) if rows else np.zeros((0, self.base.dim), dtype=np.float32)
+        if not chunks:
+            return VectorIndex(self.base.dim, self.base.model)
+        return VectorIndex.build(chunks, vectors, self.base.model)
+
     def search(
         self,
         vector: np.ndarray,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +52,7 @@ from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.search import Hit
 from nexus.retrieval.store import (
     Builder,
+    IndexIdentity,
     IndexStore,
     Opened,
     chunk_and_embed,
@@ -175,6 +177,7 @@ class Workspace:
             self._watch.add(self._stamps.folders)
         self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
+        self._saving: list[threading.Thread] = []
         self._fresh = Freshness()
         self._queries: dict[str, np.ndarray] = {}  # query -> vector, oldest first
 
@@ -244,8 +247,9 @@ class Workspace:
         if builder is None and self._embeds_in_workers():
             builder = in_workers
         build = builder or chunk_and_embed(make_chunks, self.embedder, _embedding(report, cancel))
+        store = IndexStore(self.settings.cache_folder / "indexes")
         opened = open_or_build(
-            IndexStore(self.settings.cache_folder / "indexes"),
+            store,
             identities,
             build,
             rebuild=rebuild,
@@ -253,17 +257,40 @@ class Workspace:
             digests=digests,
             stale_share=STALE_SHARE if refresh_saved else 0.0,
         )
-        for strategy, one in zip(chosen, opened, strict=True):
+        for strategy, identity, one in zip(chosen, identities, opened, strict=True):
             live = LiveIndex(one.index)
             if one.stale:  # the files changed since it was saved, as ``refresh`` would
                 began = time.perf_counter()
                 live.update(self._chunks_of(set(one.stale), strategy), self.embedder)
+                self._save_later(store, identity, live.frozen(), digests)
                 self._changed |= one.stale
                 spent = time.perf_counter() - began
                 self._fresh = Freshness(time.time(), len(self._changed), spent)
             self._live[strategy] = live
             self._folders[strategy] = one.folder
         return opened
+
+    def _save_later(
+        self,
+        store: IndexStore,
+        identity: IndexIdentity,
+        live: LiveIndex,
+        digests: Mapping[str, str],
+    ) -> None:
+        """Save the index of the files as they are now, on a thread, so that the next open
+        finds it and chunks nothing (its keyword table takes seconds on a large repository:
+        not before the first answer). An unfinished save leaves no index (the manifest is
+        written last)."""
+        thread = threading.Thread(
+            target=_save_merged, args=(store, identity, live, digests), daemon=True
+        )
+        self._saving.append(thread)
+        thread.start()
+
+    def wait_for_saves(self) -> None:
+        """Return once the indexes being saved in the background are written."""
+        for thread in self._saving:
+            thread.join()
 
     def _chunk(
         self, files: Chunker, config: ChunkConfig, report: Report | None, cancel: Cancel | None
@@ -505,6 +532,15 @@ class Workspace:
             else []
             for path in sorted(paths)
         }
+
+
+def _save_merged(
+    store: IndexStore, identity: IndexIdentity, live: LiveIndex, digests: Mapping[str, str]
+) -> None:
+    try:
+        store.save(live.merged(), identity, digests=digests)
+    except (OSError, ValueError) as exc:  # the open index still answers; said on stderr
+        warnings.warn(f"could not save the index of the files as they are: {exc}", stacklevel=1)
 
 
 def _load_quietly(static: StaticEmbedder) -> None:

@@ -223,7 +223,8 @@ def test_a_reopen_after_an_edit_loads_the_saved_index_and_chunks_only_that_file(
     repo, tmp_path, monkeypatch
 ):
     """A restart (a new workspace) after one file changed opens the index saved before
-    the edit and chunks only that file again; the answer holds the edit."""
+    the edit and chunks only that file again; the answer holds the edit. The index of the
+    files now is saved meanwhile: the next restart opens it."""
     from nexus.runtime import stream
 
     first = _open(repo, tmp_path)
@@ -249,9 +250,22 @@ def test_a_reopen_after_an_edit_loads_the_saved_index_and_chunks_only_that_file(
     assert again.status().fresh.changed_files == 1
     assert len(again.chunks("src/services/refund.ts")) > len(first.chunks("src/services/refund.ts"))
 
-    # Without refresh_saved (``nexus index``) the edited files are a new index, built.
-    (rebuilt,) = _open(repo, tmp_path).index()
-    assert not rebuilt.reused and rebuilt.folder != built.folder
+    # Meanwhile the index of the files as they are now was saved: the next open (a server
+    # or ``nexus index``) finds it and chunks nothing, and it is what a build would make.
+    again.wait_for_saves()
+    chunked.clear()
+    third = _open(repo, tmp_path)
+    (merged,) = third.index(chunker=lambda config, prepare: pytest.fail("chunked every file"))
+    assert merged.reused and not merged.stale and merged.folder != built.folder
+    assert chunked == []
+    (rebuilt,) = _open(repo, tmp_path).index(rebuild=True, folder=tmp_path / "fresh")
+    assert [c.id for c in merged.index.chunks] == [c.id for c in rebuilt.index.chunks]
+    np.testing.assert_allclose(merged.index.vectors, rebuilt.index.vectors, atol=1e-6)
+    for query in ("settleLedgerDrift", "refund a payment"):
+        np.testing.assert_allclose(
+            merged.index.keyword_scores(query), rebuilt.index.keyword_scores(query)
+        )
+    assert third.search("settleLedgerDrift", k=1).hits[0].chunk.symbol == "settleLedgerDrift"
 
 
 def test_a_reopen_after_too_many_edits_builds_afresh(repo, tmp_path):
