@@ -66,18 +66,16 @@ class LiveIndex:
         rows: list[np.ndarray] = []
         for file in sorted(set(self._by_file) | set(self.changed)):
             if file in self.changed:
-                assert self.delta is not None or not self.changed[file]
-                for chunk in self.changed[file]:
-                    chunks.append(chunk)
-                    rows.append(self.delta.vectors[self.delta.key_of(chunk.id)])
+                new = self.changed[file]
+                chunks += new
+                rows += [self._vector_of(chunk) for chunk in new]
             else:
-                for key in self._by_file[file]:
-                    chunks.append(self.base.chunk(key))
-                    rows.append(self.base.vectors[key])
-        vectors = np.stack(rows) if rows else np.zeros((0, self.base.dim), dtype=np.float32)
+                keys = self._by_file[file]
+                chunks += [self.base.chunk(key) for key in keys]
+                rows.append(np.asarray(self.base.vectors[keys]))
         if not chunks:
             return VectorIndex(self.base.dim, self.base.model)
-        return VectorIndex.build(chunks, vectors, self.base.model)
+        return VectorIndex.build(chunks, np.vstack(rows), self.base.model)
 
     def search(
         self,

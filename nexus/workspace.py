@@ -353,7 +353,7 @@ class Workspace:
                 chunks.extend(result.chunks)
                 vectors.append(result.vectors)
                 counts.extend(result.term_counts)
-        self.embedder.count_embedded_elsewhere(len({c.embedding_text for c in chunks}))
+        self.embedder.count_embedded_elsewhere(len(chunks))
         if report is not None:
             report("embedding", len(chunks), len(chunks))
         if not chunks:

@@ -344,8 +344,8 @@ class CachedEmbedder(Wrapper):
         return self.inner.count_wordpieces(texts)
 
     def count_embedded_elsewhere(self, texts: int) -> None:
-        """Count ``texts`` distinct texts embedded beside the cache (the fast tier's
-        chunking workers) as the latest call's misses."""
+        """Count ``texts`` texts embedded beside the cache (the fast tier's chunking
+        workers) as the latest call's misses."""
         self.last_hits, self.last_misses = 0, texts
         self.misses += texts
 

@@ -77,7 +77,7 @@ def terms_of_words(words: str) -> list[str]:
 
 def term_counts(text: str) -> dict[str, int]:
     """How often each of ``text``'s terms occurs: what the keyword table keeps of a document."""
-    return Counter(terms(text))
+    return term_counts_of_words(code_as_words(text))
 
 
 def term_counts_of_words(words: str) -> dict[str, int]:

@@ -202,6 +202,7 @@ def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_mo
     assert hits["AST"][0]["file"] == "src/services/refund.ts"
     manifests = [p.read_text() for p in (cache / "indexes").glob("*/manifest.json")]
     assert manifests and all(f"{STATIC_MODEL_NAME}+dual" in m for m in manifests)
+    assert EmbeddingCache(cache).count() == 0  # the CLI's chunking workers embedded
 
 
 def test_eval_sweep_over_target_files_and_a_sample(capsys, tmp_path, static_model_dir):
