@@ -26,6 +26,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,14 @@ from nexus.answers import Freshness, SearchAnswer, Status, check_budget
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.freshness import Stamps, Watch, changed_files, edited_in_place
-from nexus.ingest.sources import IngestSettings, Repository, open_repository, real_path
+from nexus.ingest.sources import (
+    IngestSettings,
+    Repository,
+    RepositoryScan,
+    open_repository,
+    real_path,
+    scan_repository,
+)
 from nexus.overlay import LiveIndex
 from nexus.retrieval.budget import READ_DEPTH, read_within
 from nexus.retrieval.embedding import (
@@ -67,10 +75,6 @@ from nexus.types import Chunk
 if TYPE_CHECKING:
     from nexus.runtime.stream import FileChunks, Prepare
 
-#: Below this many files per worker, chunking stays in this process (a pool costs a
-#: second or so to start: not worth it for a handful of files).
-POOL_MIN_FILES_PER_WORKER = 50
-
 #: At most this share of the files may have changed since a saved index was built for
 #: ``index(refresh_saved=True)`` to open it and chunk only those again (past it, a
 #: build through the embedding cache costs little more than the overlay would).
@@ -79,7 +83,8 @@ STALE_SHARE = 0.25
 #: Query vectors a workspace keeps (a few hundred KB).
 QUERY_VECTORS_KEPT = 512
 
-#: ``report(stage, done, total)``: ``chunking`` (files) and ``embedding`` (texts).
+#: ``report(stage, done, total)``: ``chunking`` (files) and ``embedding`` (texts); a
+#: total of 0 is not known yet (a folder chunked while it is still being read).
 Report = Callable[[str, int, int], None]
 #: Asked between files and between embedding batches; True stops the build
 #: (``EmbeddingCancelled``; what was embedded stays cached).
@@ -152,7 +157,8 @@ class Workspace:
     """A repository with its settings, embedder and open indexes (see the module doc).
 
     Args:
-        repo: the repository as read (``open`` reads it from a path).
+        repo: the repository as read, or as it is being read (``open`` starts reading it
+            from a path: a first build chunks the files as the walk finds them).
         settings: chunking, tier and cache.
         embedder: embeds chunks and queries (``open_embedder(settings)`` by default).
         root: the folder it was read from (None: a zip or bytes; never refreshed).
@@ -160,21 +166,20 @@ class Workspace:
 
     def __init__(
         self,
-        repo: Repository,
+        repo: Repository | RepositoryScan,
         settings: Settings | None = None,
         embedder: Embedder | None = None,
         root: Path | None = None,
     ) -> None:
-        self.repo = repo
         self.settings = settings or Settings()
         self.embedder = embedder if embedder is not None else open_embedder(self.settings)
         self.root = root
         self._live: dict[str, LiveIndex] = {}
         self._folders: dict[str, Path] = {}
-        self._stamps = Stamps.of(repo, root) if root is not None else None
-        self._watch = Watch() if self._stamps is not None else None
-        if self._watch is not None and self._stamps is not None:
-            self._watch.add(self._stamps.folders)
+        self._scan = repo if isinstance(repo, RepositoryScan) else RepositoryScan.of(repo)
+        self._repo: Repository | None = None
+        self._stamps: Stamps | None = None
+        self._watch: Watch | None = None
         self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
         self._saving: list[threading.Thread] = []
@@ -194,9 +199,27 @@ class Workspace:
         if settings.files.scan_cache is None:  # a second open reads only changed files
             files = replace(settings.files, scan_cache=settings.cache_folder / "scans")
             settings = replace(settings, files=files)
-        repo = open_repository(target, settings=settings.files)
+        scan = scan_repository(target, settings=settings.files)
         root = None if isinstance(target, bytes) else real_path(Path(target).expanduser())
-        return cls(repo, settings, embedder, root if root and root.is_dir() else None)
+        return cls(scan, settings, embedder, root if root and root.is_dir() else None)
+
+    @property
+    def repo(self) -> Repository:
+        """The repository as read (the rest of the walk is done first, if need be)."""
+        if self._repo is None:
+            self._now_read(self._scan.repository())
+        assert self._repo is not None
+        return self._repo
+
+    def _now_read(self, repo: Repository) -> None:
+        """Take ``repo`` as the files are now, and watch them from here on."""
+        self._repo = repo
+        if self.root is None:
+            return
+        self._stamps = Stamps.of(repo, self.root)
+        if self._watch is None:
+            self._watch = Watch()
+        self._watch.add(self._stamps.folders)
 
     @property
     def config(self) -> ChunkConfig:
@@ -226,6 +249,12 @@ class Workspace:
         does (a server restarted after edits)."""
         chosen = tuple(strategies or (self.config.strategy,))
         custom = dict(self.settings.custom_profiles or {}) or None
+        store = IndexStore(self.settings.cache_folder / "indexes")
+        first = (chunker, builder, folder) == (None, None, None) and len(chosen) == 1
+        if first and self._repo is None and self._embeds_in_workers():
+            (strategy,) = chosen
+            if rebuild or not store.holds(self._scan.name, strategy):
+                return [self._index_while_walking(store, strategy, custom, report, cancel)]
         digests = file_digests(self.repo)
         digest = files_digest(self.repo)
         identities = [
@@ -247,7 +276,6 @@ class Workspace:
         if builder is None and self._embeds_in_workers():
             builder = in_workers
         build = builder or chunk_and_embed(make_chunks, self.embedder, _embedding(report, cancel))
-        store = IndexStore(self.settings.cache_folder / "indexes")
         opened = open_or_build(
             store,
             identities,
@@ -262,7 +290,8 @@ class Workspace:
             if one.stale:  # the files changed since it was saved, as ``refresh`` would
                 began = time.perf_counter()
                 live.update(self._chunks_of(set(one.stale), strategy), self.embedder)
-                self._save_later(store, identity, live.frozen(), digests)
+                merged = partial(_save_merged, store, identity, live.frozen(), digests)
+                self._save_later(merged, daemon=True)
                 self._changed |= one.stale
                 spent = time.perf_counter() - began
                 self._fresh = Freshness(time.time(), len(self._changed), spent)
@@ -270,20 +299,38 @@ class Workspace:
             self._folders[strategy] = one.folder
         return opened
 
-    def _save_later(
+    def _index_while_walking(
         self,
         store: IndexStore,
-        identity: IndexIdentity,
-        live: LiveIndex,
-        digests: Mapping[str, str],
-    ) -> None:
-        """Save the index of the files as they are now, on a thread, so that the next open
-        finds it and chunks nothing (its keyword table takes seconds on a large repository:
-        not before the first answer). An unfinished save leaves no index (the manifest is
-        written last)."""
-        thread = threading.Thread(
-            target=_save_merged, args=(store, identity, live, digests), daemon=True
+        strategy: str,
+        custom: dict[str, Profile] | None,
+        report: Report | None,
+        cancel: Cancel | None,
+    ) -> Opened:
+        """A first build of a folder still being read: its files are chunked as the walk
+        finds them (the walk reads and classifies every file: seconds of one core on a
+        large repository, while the workers would wait), then saved under the identity of
+        the files read. Only when no index of this repository and strategy is saved:
+        otherwise the saved one may serve, and which is known only from every file."""
+        config = self.config.with_(strategy=strategy)
+        index = self._build_in_workers(self._files, config, report, cancel)
+        digests = file_digests(self.repo)
+        identity = identity_for(
+            self.repo.name, files_digest(self.repo), config, self.embedder.name, custom
         )
+        self._live[strategy] = LiveIndex(index)
+        self._folders[strategy] = store.folder(identity)
+        # Saved after the first answer rather than before it; a process that ends first
+        # waits for it (not a daemon): the next open then builds nothing.
+        self._save_later(lambda: store.save(index, identity, digests=digests), daemon=False)
+        return Opened(index, self._folders[strategy], reused=False)
+
+    def _save_later(self, save: Callable[[], object], *, daemon: bool) -> None:
+        """Save an index on a thread, so that the first answer does not wait for it (the
+        keyword table of a merged index takes seconds on a large repository). An
+        unfinished save leaves no index (the manifest is written last); a ``daemon`` one
+        is dropped when the process ends."""
+        thread = threading.Thread(target=_saving, args=(save,), daemon=daemon)
         self._saving.append(thread)
         thread.start()
 
@@ -306,24 +353,30 @@ class Workspace:
         prepare: Prepare | None = None,
     ) -> Iterator[FileChunks]:
         """``files(config, prepare)``, reported and cancellable between files."""
-        total = len(self.repo.chunkable_files())
+        total = 0  # known once the walk is done
         for done, result in enumerate(files(config, prepare), start=1):
+            total = total or self._scan.chunkable_files() or 0
             if cancel is not None and cancel():
-                raise EmbeddingCancelled(f"cancelled after chunking {done - 1} of {total} files")
+                raise EmbeddingCancelled(
+                    f"cancelled after chunking {done - 1} of {total or 'more'} files"
+                )
             yield result
             if report is not None:
                 report("chunking", done, total)
 
     def _files(self, config: ChunkConfig, prepare: Prepare | None) -> Iterator[FileChunks]:
-        """Every file chunked, on ``settings.workers`` processes for a large repository."""
-        from nexus.runtime.stream import default_workers, stream_chunks
+        """Every file chunked (as the walk finds them if it is still going on), on
+        ``settings.workers`` processes for a large repository."""
+        from nexus.runtime.stream import default_workers, stream_scan
 
-        files = len(self.repo.chunkable_files())
-        wanted = self.settings.workers or default_workers()
-        workers = min(wanted, max(1, files // POOL_MIN_FILES_PER_WORKER))
+        scan = self._scan if self._repo is None else RepositoryScan.of(self._repo)
         custom = dict(self.settings.custom_profiles or {}) or None
-        return stream_chunks(
-            self.repo, config, workers=workers, custom_profiles=custom, prepare=prepare
+        return stream_scan(
+            scan,
+            config,
+            workers=self.settings.workers or default_workers(),
+            custom_profiles=custom,
+            prepare=prepare,
         )
 
     def _embeds_in_workers(self) -> bool:
@@ -504,10 +557,8 @@ class Workspace:
             else:  # edited where they are: read only them again
                 after = edited_in_place(self.repo, edited)
             changed = changed_files(self.repo, after)
-            self.repo, self._stamps = after, Stamps.of(after, root)
-            if self._watch is not None and self._stamps is not None:
-                self._watch.add(self._stamps.folders)  # new folders
-                self._stat_next = True  # what moved before their watches came
+            self._now_read(after)  # new folders are watched from now on:
+            self._stat_next = True  # what moved in them before that is seen by a stat
             if changed:
                 for strategy, live in self._live.items():
                     live.update(self._chunks_of(changed, strategy), self.embedder)
@@ -537,10 +588,14 @@ class Workspace:
 def _save_merged(
     store: IndexStore, identity: IndexIdentity, live: LiveIndex, digests: Mapping[str, str]
 ) -> None:
+    store.save(live.merged(), identity, digests=digests)
+
+
+def _saving(save: Callable[[], object]) -> None:
     try:
-        store.save(live.merged(), identity, digests=digests)
+        save()
     except (OSError, ValueError) as exc:  # the open index still answers; said on stderr
-        warnings.warn(f"could not save the index of the files as they are: {exc}", stacklevel=1)
+        warnings.warn(f"could not save the index: {exc}", stacklevel=1)
 
 
 def _load_quietly(static: StaticEmbedder) -> None:

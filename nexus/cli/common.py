@@ -4,7 +4,6 @@ chunking with a progress bar."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from collections.abc import Iterable, Iterator
 
@@ -204,21 +203,15 @@ def chunk_stream(
     chunked on ``--workers`` processes (which run ``prepare`` too), with a progress bar
     (files, chunks, ETA) and failed files on stderr. A folder still being read
     (``RepositoryScan``) is chunked as its files are found."""
-    from nexus.runtime.stream import default_workers, stream_refs
-    from nexus.workspace import POOL_MIN_FILES_PER_WORKER
+    from nexus.runtime.stream import default_workers, stream_scan
 
     scan = source if isinstance(source, RepositoryScan) else RepositoryScan.of(source)
     workers = args.workers if args.workers is not None else default_workers()
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
-    refs = scan.refs()
-    # A pool costs a second or so to start: not worth it for a handful of files.
-    first = list(itertools.islice(refs, workers * POOL_MIN_FILES_PER_WORKER))
-    workers = min(workers, max(1, len(first) // POOL_MIN_FILES_PER_WORKER))
-    results = stream_refs(
-        itertools.chain(first, refs),
+    results = stream_scan(
+        scan,
         config,
-        repo=scan.name,
         workers=workers,
         custom_profiles=custom_profiles,
         jsonl=jsonl,

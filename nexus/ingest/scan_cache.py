@@ -25,6 +25,7 @@ from typing import Any
 
 from nexus.types import Category, FileInfo
 
+_INFO_FIELDS = dataclasses.fields(FileInfo)
 #: Timestamps this close to the time a file was read do not prove it unchanged since.
 RACY_NS = 2_000_000_000
 #: The code that decides a file's classification: every ingest module, and the types.
@@ -88,7 +89,10 @@ class ScanCache:
     def remember(
         self, rel: str, st: os.stat_result, context: str, info: FileInfo, digest: str
     ) -> None:
-        info_record = {**dataclasses.asdict(info), "category": info.category.value}
+        # Flat fields: read directly (``dataclasses.asdict`` copies recursively: 0.9 s of
+        # a 10,571-file walk).
+        info_record = {f.name: getattr(info, f.name) for f in _INFO_FIELDS}
+        info_record["category"] = info.category.value
         self._new[rel] = {
             "stat": _stat_key(st),
             "context": context,

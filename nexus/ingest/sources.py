@@ -111,7 +111,8 @@ class RepositoryScan:
     def refs(self) -> Iterator[FileRef]:
         """The chunkable files not yet handed out, in path order, as they are found."""
         yield from self._refs
-        self._repository = self._whole()
+        if self._repository is None:
+            self._repository = self._whole()
 
     def repository(self) -> Repository:
         """The whole repository (the rest of the walk is done first)."""

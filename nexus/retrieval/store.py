@@ -168,8 +168,8 @@ class IndexStore:
         self.root = Path(root)
 
     def folder(self, identity: IndexIdentity) -> Path:
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", identity.repo).strip("._") or "repo"
-        return self.root / f"{name[:60]}-{identity.strategy}-{identity.key[:16]}"
+        stem = _folder_stem(identity.repo, identity.strategy)
+        return self.root / f"{stem}-{identity.key[:16]}"
 
     def open(self, identity: IndexIdentity, folder: Path | None = None) -> VectorIndex | None:
         """The saved index of ``identity`` (memory-mapped), or None when there is none."""
@@ -198,6 +198,11 @@ class IndexStore:
             (folder / FILE_DIGESTS).write_text(json.dumps(record), encoding="utf-8")
         return folder
 
+    def holds(self, repo: str, strategy: str) -> bool:
+        """Whether any index of ``repo`` and ``strategy`` is saved here (of any files,
+        settings or model)."""
+        return any(self.root.glob(f"{_folder_stem(repo, strategy)}-*"))
+
     def earlier(self, identity: IndexIdentity) -> list[Earlier]:
         """Saved indexes of ``identity``'s settings and model built from other files,
         newest first (only those saved with their files' digests)."""
@@ -214,6 +219,11 @@ class IndexStore:
             if record.get("lineage") == identity.lineage and key == record.get("key"):
                 found.append((when, Earlier(digests_file.parent, dict(record["files"]))))
         return [earlier for _, earlier in sorted(found, key=lambda f: -f[0])]
+
+
+def _folder_stem(repo: str, strategy: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", repo).strip("._") or "repo"
+    return f"{name[:60]}-{strategy}"
 
 
 #: Builds the indexes of the identities it is given (those with no saved index).

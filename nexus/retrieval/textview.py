@@ -13,7 +13,6 @@ view is safe; the index applies it to both.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 _IDENTIFIER = re.compile(r"([A-Za-z_$][A-Za-z0-9_$]*)")  # a group: split keeps them
 # Acronym before a capitalised word (HTTPServer -> HTTP, Server), words, acronyms, digits.
@@ -26,13 +25,22 @@ def identifier_words(identifier: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(identifier)]
 
 
-@lru_cache(maxsize=65536)
-def _spoken(identifier: str) -> str:
-    return " ".join(identifier_words(identifier)) or " "
+class _Spoken(dict[str, str]):
+    """Each identifier's words, remembered (a plain dict looked up from C: a fifth of
+    ``code_as_words``'s time against ``lru_cache``)."""
+
+    def __missing__(self, identifier: str) -> str:
+        if len(self) >= 65_536:
+            self.clear()
+        words = self[identifier] = " ".join(identifier_words(identifier)) or " "
+        return words
+
+
+_spoken = _Spoken()
 
 
 def code_as_words(text: str) -> str:
     """Identifiers replaced by their words, everything else but words and numbers dropped."""
     parts = _IDENTIFIER.split(text)  # text, identifier, text, ..., text
-    parts[1::2] = [_spoken(identifier) for identifier in parts[1::2]]
+    parts[1::2] = map(_spoken.__getitem__, parts[1::2])
     return _NON_WORD.sub(" ", "".join(parts)).strip()

@@ -20,6 +20,7 @@ against 0.13 s to unpickle the strings (measured on lodash's chunks at load 14).
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 import os
@@ -36,7 +37,7 @@ from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.profiles import Profile, resolve_profile
 from nexus.chunking.tokens import get_encoding
 from nexus.config import ChunkConfig
-from nexus.ingest.sources import FileRef, Repository
+from nexus.ingest.sources import FileRef, Repository, RepositoryScan
 from nexus.types import Chunk
 
 #: Files go to a worker in batches of consecutive files, which spreads the cost of a
@@ -44,6 +45,9 @@ from nexus.types import Chunk
 #: ``BATCH_BYTES`` of source, so a large file travels alone.
 BATCH_FILES = 16
 BATCH_BYTES = 200_000
+#: Below this many files per worker, chunking stays in one process: a pool costs a
+#: second or so to start, not worth it for a handful of files.
+POOL_MIN_FILES_PER_WORKER = 50
 #: Batches in flight per worker: enough that the other workers keep going while one
 #: chews on a multi-MB file (results are consumed in order), few enough that the
 #: results waiting their turn stay small whatever the repository's size.
@@ -143,6 +147,34 @@ def stream_chunks(
         repo.refs(),
         config,
         repo=repo.name,
+        workers=workers,
+        custom_profiles=custom_profiles,
+        jsonl=jsonl,
+        prepare=prepare,
+    )
+
+
+def stream_scan(
+    scan: RepositoryScan,
+    config: ChunkConfig,
+    *,
+    workers: int,
+    custom_profiles: dict[str, Profile] | None = None,
+    jsonl: bool = False,
+    prepare: Prepare | None = None,
+) -> Iterator[FileResult]:
+    """``stream_chunks`` of a folder still being read: its files go to the workers as the
+    walk finds them. Up to ``workers`` processes: fewer when the walk ends before each
+    would have ``POOL_MIN_FILES_PER_WORKER`` files (known after reading that many)."""
+    if workers > 1 and scan.chunkable_files() is None:
+        start_fork_server()  # a large folder's workers start while its first files are read
+    refs = scan.refs()
+    first = list(itertools.islice(refs, workers * POOL_MIN_FILES_PER_WORKER))
+    workers = min(workers, max(1, len(first) // POOL_MIN_FILES_PER_WORKER))
+    return stream_refs(
+        itertools.chain(first, refs),
+        config,
+        repo=scan.name,
         workers=workers,
         custom_profiles=custom_profiles,
         jsonl=jsonl,

@@ -63,8 +63,51 @@ def test_a_fast_tier_build_scores_as_one_through_the_cache(static_model_dir, tmp
             built.index.keyword_scores(query), expected.keyword_scores(query)
         )
         np.testing.assert_array_equal(built.index.keywords().scores(query), rebuilt.scores(query))
+    workspace.wait_for_saves()  # saved on a thread, after the first answer
     reopened = Workspace.open(repo, Settings(tier="fast", cache_dir=cache))
     (saved,) = reopened.index()
-    assert saved.reused
+    assert saved.reused and saved.folder == built.folder
     for query in QUERIES:
         assert reopened.search(query, 5).hits == workspace.search(query, 5).hits
+
+
+def test_a_first_build_chunks_the_files_as_the_walk_finds_them(
+    static_model_dir, tmp_path, monkeypatch
+):
+    """With no index of the repository saved, its files are chunked while the folder is
+    still being read; the index is the one a build of the whole repository makes."""
+    from nexus.runtime import stream
+
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    settings = Settings(tier="fast", cache_dir=cache, workers=1)
+    workspace = Workspace.open(repo, settings)
+    walk_done: list[bool] = []
+    real = stream.chunk_ref
+
+    def chunk_ref(ref, *args, **kwargs):
+        walk_done.append(workspace._scan.chunkable_files() is not None)
+        return real(ref, *args, **kwargs)
+
+    monkeypatch.setattr(stream, "chunk_ref", chunk_ref)
+    monkeypatch.setattr(stream, "POOL_MIN_FILES_PER_WORKER", 1)  # read one file ahead
+    (built,) = workspace.index()
+    assert walk_done[0] is False and not built.reused
+    assert len(walk_done) == len(workspace.repo.chunkable_files())
+
+    whole = Workspace(open_repository(repo), settings)  # read first, then chunked
+    (expected,) = whole.index(rebuild=True, folder=tmp_path / "whole")
+    assert [c.id for c in built.index.chunks] == [c.id for c in expected.index.chunks]
+    np.testing.assert_array_equal(built.index.vectors, expected.index.vectors)
+    for query in QUERIES:
+        np.testing.assert_array_equal(
+            built.index.keyword_scores(query), expected.index.keyword_scores(query)
+        )
+
+    # Saved under the identity of the files read: the next open chunks nothing.
+    workspace.wait_for_saves()
+    walk_done.clear()
+    (reopened,) = Workspace.open(repo, settings).index()
+    assert reopened.reused and reopened.folder == built.folder and walk_done == []
