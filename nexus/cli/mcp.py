@@ -13,6 +13,7 @@ the command line, with the dashboard's allowed-roots rules (``nexus.ingest.sourc
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import threading
@@ -100,6 +101,10 @@ class Repositories:
                 # A restart after edits opens the index saved before them and chunks
                 # only the files changed since (``Workspace.index``).
                 (opened, *_) = workspace.index(refresh_saved=True)
+                # The index's objects live as long as the server: out of the collector's
+                # sight, a full collection no longer stops an answer now and then (scale
+                # corpus: 1 in 25 warm answers took 220-300 ms instead of 35 ms).
+                gc.freeze()
                 self._open[place] = workspace
                 _log(f"opened {place}: {opened.describe(workspace.config.strategy)}")
             else:
