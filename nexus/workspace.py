@@ -258,7 +258,8 @@ class Workspace:
         custom = dict(self.settings.custom_profiles or {}) or None
         store = IndexStore(self.settings.cache_folder / "indexes")
         first = (chunker, builder, folder) == (None, None, None) and len(chosen) == 1
-        if first and self._repo is None and self._embeds_in_workers():
+        walking = self._repo is None and self._scan.chunkable_files() is None
+        if first and walking and self._embeds_in_workers():
             (strategy,) = chosen
             if rebuild or not store.holds(self._scan.name, strategy):
                 return [self._index_while_walking(store, strategy, custom, report, cancel)]
