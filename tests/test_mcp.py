@@ -223,3 +223,53 @@ def test_mcp_answers_as_the_workspace_does_with_the_same_settings(served):
     assert [(h["file"], h["start_line"], h["end_line"], h["score"]) for h in served_hits] == [
         (h.chunk.file, h.chunk.start_line, h.chunk.end_line, round(h.score, 4)) for h in local.hits
     ]
+
+
+def test_the_fast_tier_answers_while_the_quality_tier_builds(tmp_path):
+    """With the quality tier and no saved index of it, the first answer comes from the fast
+    tier; once the quality tier is built it answers, with the edits made meanwhile; a
+    restart opens the saved quality index at once."""
+    import threading
+
+    from nexus.cli.mcp import Repositories
+    from nexus.ui.fake_embedder import HashingEmbedder
+    from nexus.workspace import Settings
+
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    settings = Settings(tier="quality", cache_dir=tmp_path / "cache")
+    released = threading.Event()
+
+    class Quality(HashingEmbedder):  # embeds once the test lets it
+        def encode(self, texts, progress=None):
+            assert released.wait(timeout=60)
+            return super().encode(texts, progress)
+
+    def served() -> Repositories:
+        fast = HashingEmbedder()
+        return Repositories([repo], settings, embedder=Quality(128), fast_embedder=fast)
+
+    repos = served()
+    first = repos.using(None, lambda w: w.search("refund a payment", 3))
+    assert first.tier == "fast" and first.model == "fake-hashing-256" and first.hits
+    assert _status(repos)["refining"] == "quality"
+
+    refund = repo / "src" / "services" / "refund.ts"
+    refund.write_text(refund.read_text() + "\nexport function settleLedgerDrift() {}\n")
+    released.set()
+    repos.wait_refined()
+    after = repos.using(None, lambda w: w.search("settleLedgerDrift", 1))
+    assert after.tier == "quality" and after.model == "fake-hashing-128"
+    assert after.hits[0].chunk.symbol == "settleLedgerDrift"
+    assert _status(repos)["refining"] is None
+
+    again = served()
+    reopened = again.using(None, lambda w: w.search("refund a payment", 3))
+    assert reopened.tier == "quality" and _status(again)["refining"] is None
+
+
+def _status(repos) -> dict:
+    """``index_status`` as the server answers it (in process)."""
+    from nexus.cli.mcp import build_server
+
+    return _data(asyncio.run(build_server(repos).call_tool("index_status", {})))

@@ -166,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="open and index the repositories at start (default), not at the first call",
     )
+    mcp.add_argument(
+        "--refine",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --tier quality: answer from the fast tier while the quality tier builds "
+        "(default, when the fast tier's model is distilled), then from the quality tier",
+    )
     mcp.set_defaults(run=cmd_mcp, tier="fast")
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")

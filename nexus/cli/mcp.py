@@ -48,16 +48,26 @@ class Repositories:
     it, the first root. One lock per repository: calls to it run one at a time.
     """
 
-    def __init__(self, roots: Sequence[Path], settings: Settings, embedder=None) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        settings: Settings,
+        embedder=None,  # noqa: ANN001 - the settings' tier's (default: opened on first use)
+        fast_embedder=None,  # noqa: ANN001 - the fast tier's, while the quality tier builds
+        refine: bool = True,
+    ) -> None:
         if not roots:
             raise ValueError("give at least one repository folder")
         self.roots = tuple(real_path(Path(r).expanduser()) for r in roots)
         files = replace(settings.files, allowed_roots=self.roots)
         self.settings = replace(settings, files=files)
+        self.refine = refine
         self._embedder = embedder
+        self._fast_embedder = fast_embedder
         self._open: dict[Path, Workspace] = {}
         self._locks: dict[Path, threading.Lock] = {}
         self._lock = threading.Lock()
+        self._refining: dict[Path, threading.Thread] = {}
 
     def embedder(self):  # noqa: ANN201 - the workspaces' shared embedder
         with self._lock:
@@ -92,24 +102,94 @@ class Repositories:
         with lock:
             workspace = self._open.get(place)
             if workspace is None:
-                from nexus.workspace import Workspace
-
-                try:
-                    workspace = Workspace.open(place, self.settings, self.embedder())
-                except IngestError as exc:
-                    raise ToolInputError(str(exc)) from None
-                # A restart after edits opens the index saved before them and chunks
-                # only the files changed since (``Workspace.index``).
-                (opened, *_) = workspace.index(refresh_saved=True)
+                workspace = self._open[place] = self._opened(place)
                 # The index's objects live as long as the server: out of the collector's
                 # sight, a full collection no longer stops an answer now and then (scale
                 # corpus: 1 in 25 warm answers took 220-300 ms instead of 35 ms).
                 gc.freeze()
-                self._open[place] = workspace
-                _log(f"opened {place}: {opened.describe(workspace.config.strategy)}")
             else:
                 workspace.refresh()
             return call(workspace)
+
+    def _opened(self, place: Path) -> Workspace:
+        """The workspace of ``place`` with its index open. A restart after edits opens the
+        index saved before them and chunks only the files changed since
+        (``Workspace.index``). With the quality tier and no saved index of it, the fast
+        tier answers while the quality tier builds in the background (``_refine``)."""
+        from nexus.workspace import Workspace
+
+        try:
+            workspace = Workspace.open(place, self.settings, self.embedder())
+        except IngestError as exc:
+            raise ToolInputError(str(exc)) from None
+        if self._refines():
+            try:
+                (opened, *_) = workspace.index(refresh_saved=True, builder=_saved_only)
+            except _NotSaved:
+                fast = Workspace(workspace.repo, self._fast_settings(), self.fast_embedder(), place)
+                (opened, *_) = fast.index(refresh_saved=True)
+                _log(f"opened {place}: {opened.describe(fast.config.strategy)}")
+                _log(f"building the quality tier of {place}; the fast tier answers meanwhile")
+                thread = threading.Thread(
+                    target=self._refine, args=(place, workspace), name="nexus-mcp-refine"
+                )
+                thread.daemon = True  # what it embedded stays cached: a restart resumes
+                self._refining[place] = thread
+                thread.start()
+                return fast
+        else:
+            (opened, *_) = workspace.index(refresh_saved=True)
+        _log(f"opened {place}: {opened.describe(workspace.config.strategy)}")
+        return workspace
+
+    def _refines(self) -> bool:
+        """Whether a quality-tier repository is answered from the fast tier while it builds:
+        asked for, and the fast tier's model at hand (given, or distilled already: never
+        distilled on the way to a first answer)."""
+        from nexus.retrieval.tiers import FAST, STATIC_MODEL_NAME, models_dir
+
+        if not self.refine or self.settings.tier == FAST:
+            return False
+        if self._fast_embedder is not None:
+            return True
+        return (models_dir(self.settings.cache_folder) / STATIC_MODEL_NAME).is_dir()
+
+    def _fast_settings(self) -> Settings:
+        from nexus.retrieval.tiers import FAST
+
+        return replace(self.settings, tier=FAST, model_path=None)
+
+    def fast_embedder(self):  # noqa: ANN201 - the fast tier's shared embedder
+        with self._lock:
+            if self._fast_embedder is None:
+                from nexus.workspace import open_embedder
+
+                self._fast_embedder = open_embedder(self._fast_settings(), say=_log)
+            return self._fast_embedder
+
+    def _refine(self, place: Path, quality: Workspace) -> None:
+        """Build ``quality``'s index, then answer ``place`` from it."""
+        try:
+            (opened, *_) = quality.index(refresh_saved=True)
+        except Exception as exc:  # noqa: BLE001 - said on stderr; the fast tier answers on
+            _log(f"could not build the quality tier of {place}: {exc}; the fast tier answers")
+            return
+        with self._locks[place]:
+            self._open[place] = quality  # the next call refreshes it with the edits since
+            gc.freeze()
+        _log(
+            f"the quality tier answers for {place} now: {opened.describe(quality.config.strategy)}"
+        )
+
+    def refining(self, workspace: Workspace) -> bool:
+        """Whether the quality tier of ``workspace``'s folder is still being built."""
+        thread = self._refining.get(workspace.root) if workspace.root is not None else None
+        return thread is not None and thread.is_alive()
+
+    def wait_refined(self) -> None:
+        """Return once every quality tier being built is built (or failed)."""
+        for thread in list(self._refining.values()):
+            thread.join()
 
     def warm(self) -> None:
         """Open and index every root now (on a thread: the first question waits less)."""
@@ -118,6 +198,14 @@ class Repositories:
                 self.using(str(root), lambda workspace: None)
             except Exception as exc:  # noqa: BLE001 - said on stderr; a tool call says it again
                 _log(f"could not open {root}: {exc}")
+
+
+class _NotSaved(Exception):
+    """No saved index to open: ``_saved_only`` was asked to build one."""
+
+
+def _saved_only(missing):  # noqa: ANN001, ANN202 - a store.Builder that builds nothing
+    raise _NotSaved
 
 
 def _log(line: str) -> None:
@@ -251,7 +339,12 @@ def build_server(repos: Repositories):  # noqa: ANN201 - an mcp MCPServer
     @server.tool()
     def index_status(repo: str | None = None) -> dict[str, Any]:
         """What is indexed: files, chunks, share embedded, tier, model, how fresh."""
-        return answer(repo, lambda workspace: workspace.status().to_dict())
+
+        def run(workspace: Workspace) -> dict[str, Any]:
+            refining = "quality" if repos.refining(workspace) else None
+            return workspace.status().to_dict() | {"refining": refining}
+
+        return answer(repo, run)
 
     return server
 
@@ -265,7 +358,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from nexus.cli.indexes import workspace_settings
 
     settings = workspace_settings(args, config_from_args(args))
-    repos = Repositories([Path(p) for p in args.paths or [os.getcwd()]], settings)
+    roots = [Path(p) for p in args.paths or [os.getcwd()]]
+    repos = Repositories(roots, settings, refine=args.refine)
     for root in repos.roots:
         if not root.is_dir():
             raise ValueError(f"{root} is not a folder: nexus mcp serves repository folders")
