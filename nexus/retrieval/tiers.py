@@ -61,6 +61,8 @@ STATIC_MAX_LENGTH = 512
 _BERT_WORDS = re.compile(r"[^ \t\n\r!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
 #: Distinct words the memo keeps before it starts over (a few MB).
 WORD_MEMO_SIZE = 200_000
+#: Words tokenized together in one text when the memo learns new words.
+_WORDS_PER_TEXT = 1000
 MODEL2VEC_HINT = "pip install model2vec==0.10.0 skeletoken==0.6.1"
 
 #: Called with a line of text saying what the distillation is doing.
@@ -141,6 +143,7 @@ class StaticEmbedder:
         self._model: StaticModel | None = None
         self._float_table: np.ndarray | None = None
         self._counter: Tokenizer | None = None
+        self._continuing: list[bool] | None = None
         self._memo: dict[str, tuple[int, ...]] = {}
         self._memo_lock = threading.Lock()
         self._lock = threading.Lock()
@@ -216,11 +219,55 @@ class StaticEmbedder:
                 memo.clear()
                 fresh = set().union(*split)
             words = list(fresh)
-            encodings = tokenizer.encode_batch_fast(words, add_special_tokens=False)
-            memo.update(zip(words, (tuple(e.ids) for e in encodings), strict=True))
+            memo.update(zip(words, self._pieces_of_words(words), strict=True))
             pieces_of = memo.__getitem__
             window = self.max_seq_length
             return [list(chain.from_iterable(map(pieces_of, row)))[:window] for row in split]
+
+    def _pieces_of_words(self, words: list[str]) -> list[tuple[int, ...]]:
+        """Each word's pieces. Words of ASCII letters and digits (or one punctuation mark)
+        are one BERT word each: they are tokenized joined by spaces, a thousand to a text,
+        and cut apart where a piece does not continue a word (no ``##``); one encoding per
+        word cost twice as much. Other words are tokenized one by one."""
+        simple = [w for w in words if w.isascii() and w.isprintable()]
+        other = [w for w in words if not (w.isascii() and w.isprintable())]
+        pieces: dict[str, tuple[int, ...]] = {}
+        if other:
+            encodings = self.load().tokenizer.encode_batch_fast(other, add_special_tokens=False)
+            pieces.update(zip(other, (tuple(e.ids) for e in encodings), strict=True))
+        groups = [simple[i : i + _WORDS_PER_TEXT] for i in range(0, len(simple), _WORDS_PER_TEXT)]
+        texts = [" ".join(group) for group in groups]
+        continues = self._continues()
+        encodings = self._untruncated().encode_batch_fast(texts, add_special_tokens=False)
+        for group, encoding in zip(groups, encodings, strict=True):
+            ids = encoding.ids
+            starts = [i for i, piece in enumerate(ids) if not continues[piece]]
+            if len(starts) != len(group):  # not one BERT word each after all: one by one
+                one = self.load().tokenizer.encode_batch_fast(group, add_special_tokens=False)
+                pieces.update(zip(group, (tuple(e.ids) for e in one), strict=True))
+                continue
+            ends = [*starts[1:], len(ids)]
+            cut = (tuple(ids[a:b]) for a, b in zip(starts, ends, strict=True))
+            pieces.update(zip(group, cut, strict=True))
+        return [pieces[word] for word in words]
+
+    def _continues(self) -> list[bool]:
+        """Per piece id, whether it continues a word (``##...``)."""
+        if self._continuing is None:
+            vocab = self.load().tokenizer.get_vocab()
+            table = [False] * (max(vocab.values()) + 1)
+            for piece, index in vocab.items():
+                table[index] = piece.startswith("##")
+            self._continuing = table
+        return self._continuing
+
+    def _untruncated(self) -> Tokenizer:
+        """A copy of the tokenizer that neither truncates nor adds special tokens' room."""
+        if self._counter is None:
+            self._counter = Tokenizer.from_str(self.load().tokenizer.to_str())
+            self._counter.no_truncation()
+            self._counter.no_padding()
+        return self._counter
 
     def _table(self) -> np.ndarray:
         """The model's word-piece vectors as float32, made once."""
@@ -233,10 +280,7 @@ class StaticEmbedder:
         (``encode`` truncates, so its own would never report a text as too long)."""
         if not texts:
             return []
-        if self._counter is None:
-            self._counter = Tokenizer.from_str(self.load().tokenizer.to_str())
-            self._counter.no_truncation()
-        encodings = self._counter.encode_batch_fast(list(texts), add_special_tokens=True)
+        encodings = self._untruncated().encode_batch_fast(list(texts), add_special_tokens=True)
         return [len(e.ids) for e in encodings]
 
     def __repr__(self) -> str:

@@ -108,10 +108,14 @@ def test_static_embedder_is_an_embedder(static_model_dir):
     assert past_the_window > embedder.max_seq_length  # counted whole, though encode truncates
 
 
-def test_static_embedder_equals_model2vec_encode(static_model_dir):
+def test_static_embedder_equals_model2vec_encode(static_model_dir, monkeypatch):
     """The sparse-product encode gives model2vec's own vectors: same cut, same word pieces
     (unknown ones dropped), same float16 rounding; empty, odd and over-long texts too, and
-    words views; every text's pieces come from the word memo (filled, then read: twice)."""
+    words views; every text's pieces come from the word memo (filled, then read: twice),
+    which tokenizes new plain words joined, a few to a text here."""
+    from nexus.retrieval import tiers
+
+    monkeypatch.setattr(tiers, "_WORDS_PER_TEXT", 7)
     embedder = StaticEmbedder(static_model_dir)
     texts = [
         "def parse_config(path):\n    return toml.loads(path.read_text())",
