@@ -189,7 +189,8 @@ class Workspace:
         self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
         self._saving: list[threading.Thread] = []
-        self._last_answer = 0.0  # time.monotonic() of the last call that answers
+        self._last_answer = 0.0  # time.monotonic() when the last answer ended
+        self._answering = 0  # answers being made now
         self._fresh = Freshness()
         self._queries: dict[str, np.ndarray] = {}  # query -> vector, oldest first
 
@@ -344,8 +345,11 @@ class Workspace:
         thread.start()
 
     def _save_when_idle(self, save: Callable[[], object]) -> None:
-        while (quiet := time.monotonic() - self._last_answer) < SAVE_WHEN_IDLE_S:
-            time.sleep(SAVE_WHEN_IDLE_S - quiet)
+        while True:
+            quiet = time.monotonic() - self._last_answer
+            if not self._answering and quiet >= SAVE_WHEN_IDLE_S:
+                break
+            time.sleep(0.1 if self._answering else SAVE_WHEN_IDLE_S - quiet)
         try:
             save()
         except (OSError, ValueError) as exc:  # the open index still answers; said on stderr
@@ -437,9 +441,19 @@ class Workspace:
         self._live[strategy] = LiveIndex(index)
         self._folders[strategy] = folder or index.folder or Path()
 
+    @contextlib.contextmanager
+    def _answer(self) -> Iterator[None]:
+        """Around a call that answers: a background save waits until none has run for
+        ``SAVE_WHEN_IDLE_S`` (a first search can take a second)."""
+        self._answering += 1
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            self._last_answer = time.monotonic()
+
     def _index_of(self, strategy: str | None) -> tuple[str, LiveIndex]:
         """The open index of ``strategy`` (default the config's), opened or built now."""
-        self._last_answer = time.monotonic()
         strategy = strategy or self.config.strategy
         if strategy not in ("ast", "lines"):
             raise ValueError(f"unknown strategy {strategy!r}: choose ast or lines")
@@ -484,31 +498,32 @@ class Workspace:
             raise ValueError(f"k must be at least 1, got {k}")
         for budget in budgets:
             check_budget(budget)
-        strategy, live = self._index_of(strategy)
-        vectors = self.query_vectors(queries)
-        rules = rules_for(self.config)
-        answers = []
-        for query, vector, budget in zip(queries, vectors, budgets, strict=True):
-            # A budget is read as deep as it lasts: its hits are the ones it reads.
-            depth = k if budget is None else max(k, READ_DEPTH)
-            hits = live.search(vector, query, depth, self.config.lexical_weight, rules)
-            if not explain:
-                hits = [replace(hit, parts=()) for hit in hits]
-            reads = read_within([hit.chunk for hit in hits], budget, self.config.encoding)
-            hits = hits[: len(reads)] if budget is not None else hits
-            answers.append(
-                SearchAnswer(
-                    query,
-                    strategy,
-                    tuple(hits),
-                    tuple(reads),
-                    budget,
-                    self.settings.tier,
-                    self.embedder.name,
-                    self._fresh,
+        with self._answer():
+            strategy, live = self._index_of(strategy)
+            vectors = self.query_vectors(queries)
+            rules = rules_for(self.config)
+            answers = []
+            for query, vector, budget in zip(queries, vectors, budgets, strict=True):
+                # A budget is read as deep as it lasts: its hits are the ones it reads.
+                depth = k if budget is None else max(k, READ_DEPTH)
+                hits = live.search(vector, query, depth, self.config.lexical_weight, rules)
+                if not explain:
+                    hits = [replace(hit, parts=()) for hit in hits]
+                reads = read_within([hit.chunk for hit in hits], budget, self.config.encoding)
+                hits = hits[: len(reads)] if budget is not None else hits
+                answers.append(
+                    SearchAnswer(
+                        query,
+                        strategy,
+                        tuple(hits),
+                        tuple(reads),
+                        budget,
+                        self.settings.tier,
+                        self.embedder.name,
+                        self._fresh,
+                    )
                 )
-            )
-        return answers
+            return answers
 
     def query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
         """The queries' vectors, embedded once per workspace (a query asked of both
@@ -527,17 +542,19 @@ class Workspace:
 
     def chunks(self, file: str, *, strategy: str | None = None) -> list[Chunk]:
         """The chunks of one file, in line order (KeyError-free: [] for a file without)."""
-        return self._index_of(strategy)[1].chunks_of(file)
+        with self._answer():
+            return self._index_of(strategy)[1].chunks_of(file)
 
     def related(
         self, file: str, line: int, k: int = 5, *, strategy: str | None = None
     ) -> tuple[Chunk, list[Hit]]:
         """The chunk at ``file``:``line`` and the ``k`` chunks most like it (by cosine)."""
-        live = self._index_of(strategy)[1]
-        chunk = live.chunk_at(file, line)
-        if chunk is None:
-            raise ValueError(f"no chunk of {file!r} holds line {line}")
-        return chunk, live.nearest(chunk, k)
+        with self._answer():
+            live = self._index_of(strategy)[1]
+            chunk = live.chunk_at(file, line)
+            if chunk is None:
+                raise ValueError(f"no chunk of {file!r} holds line {line}")
+            return chunk, live.nearest(chunk, k)
 
     def status(self) -> Status:
         """Files, chunks, the share embedded (1.0 once an index is open), which tier."""
