@@ -172,6 +172,7 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
             help="Best target score minus best other score; negative: a wrong chunk wins.",
         )
     views.show_picked(views.score_chart(index, found.scores, found.figure, f"scores_{key}"))
+    st.caption(views.answered_by(found.answer))
     hits = found.answer.hits
     if hits and hits[0].parts:
         st.caption(views.ranking_caption(query))

@@ -95,6 +95,11 @@ def _toggle_hit(toggle: str, chunk: Chunk) -> None:
     links.select_hit(links.hit_value(chunk) if st.session_state[toggle] else "")
 
 
+def answered_by(answer: SearchAnswer) -> str:
+    """Which tier and model answered (the fast tier's static model or MiniLM)."""
+    return f"Answered by the {answer.tier} tier ({safe.code(answer.model)})."
+
+
 def ranking_caption(query: str) -> str:
     """How the ranking stage read the query and what goes into a hit's score."""
     kind = "a name (symbol query)" if query_kind(query) == SYMBOL else "a sentence"

@@ -96,6 +96,8 @@ def test_query_shows_both_result_lists_and_charts(page) -> None:
     charts = sorted(chart.key for chart in at.get("plotly_chart"))
     assert charts == ["parts_ast", "parts_lines", "scores_ast", "scores_lines"]
     assert len(previews(at)) == 2 * at.slider(key="k").value
+    answered = [c.value for c in at.caption if c.value.startswith("Answered by the")]
+    assert answered == ["Answered by the quality tier (`fake-hashing-256`)."] * 2
 
 
 def test_each_hit_explains_its_score_and_the_parts_add_up(page) -> None:
