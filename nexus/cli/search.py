@@ -90,10 +90,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.queries is not None:  # one JSON line a query, for scripts and benchmarks
             record = {"id": query.id, "query": query.query}
             record |= {label: _records(a, budget, text=False) for label, a in one.items()}
-            sys.stdout.write(json.dumps(record | _spent(one, budget)) + "\n")
+            sys.stdout.write(json.dumps(record | _spent(one, budget) | _answered_by(one)) + "\n")
         elif args.json:
             record = {label: _records(a, budget, text=True) for label, a in one.items()}
-            print(json.dumps(record | _spent(one, budget), indent=2))
+            print(json.dumps(record | _spent(one, budget) | _answered_by(one), indent=2))
         else:
             for label, answer in one.items():
                 _print_table(label, answer, args)
@@ -124,6 +124,12 @@ def _spent(answers: dict, budget: int | None) -> dict[str, object]:
     if budget is None:
         return {}
     return {"budget": budget, "tokens_used": {k: a.tokens_used for k, a in answers.items()}}
+
+
+def _answered_by(answers: dict) -> dict[str, object]:
+    """Which tier and model answered (every index of one workspace has the same)."""
+    answer = next(iter(answers.values()))
+    return {"tier": answer.tier, "model": answer.model}
 
 
 def _tokens(hit, read, budget: int | None) -> int:
