@@ -272,4 +272,6 @@ def _status(repos) -> dict:
     """``index_status`` as the server answers it (in process)."""
     from nexus.cli.mcp import build_server
 
-    return _data(asyncio.run(build_server(repos).call_tool("index_status", {})))
+    call = build_server(repos).call_tool("index_status", {})
+    with ThreadPoolExecutor(max_workers=1) as pool:  # no running loop there (see _session)
+        return _data(pool.submit(asyncio.run, call).result())
