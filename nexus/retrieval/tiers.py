@@ -229,8 +229,10 @@ class StaticEmbedder:
         are one BERT word each: they are tokenized joined by spaces, a thousand to a text,
         and cut apart where a piece does not continue a word (no ``##``); one encoding per
         word cost twice as much. Other words are tokenized one by one."""
-        simple = [w for w in words if w.isascii() and w.isprintable()]
-        other = [w for w in words if not (w.isascii() and w.isprintable())]
+        simple: list[str] = []
+        other: list[str] = []
+        for word in words:
+            (simple if word.isascii() and word.isprintable() else other).append(word)
         pieces: dict[str, tuple[int, ...]] = {}
         if other:
             encodings = self.load().tokenizer.encode_batch_fast(other, add_special_tokens=False)

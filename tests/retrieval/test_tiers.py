@@ -139,6 +139,10 @@ def test_static_embedder_equals_model2vec_encode(static_model_dir, monkeypatch):
     expected = expected / np.where(norms == 0, 1, norms)
     np.testing.assert_array_equal(embedder.encode(texts), expected)
     np.testing.assert_array_equal(embedder.encode(texts[::-1]), expected[::-1])
+    # Should joined words not cut apart one per word, they are tokenized one by one.
+    fresh = StaticEmbedder(static_model_dir)
+    fresh._continuing = [False] * len(fresh._continues())
+    np.testing.assert_array_equal(fresh.encode(texts), expected)
 
 
 def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch, tmp_path):

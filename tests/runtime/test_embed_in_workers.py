@@ -4,6 +4,7 @@ index it makes scores exactly as one embedded through the cache, on one process 
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +112,23 @@ def test_a_first_build_chunks_the_files_as_the_walk_finds_them(
     walk_done.clear()
     (reopened,) = Workspace.open(repo, settings).index()
     assert reopened.reused and reopened.folder == built.folder and walk_done == []
+
+
+def test_the_first_save_waits_while_answers_are_made(static_model_dir, tmp_path, monkeypatch):
+    """The index of a first build is saved on a thread, not while an answer is being made,
+    and once answers pause."""
+    from nexus import workspace as module
+    from nexus.retrieval.index import MANIFEST
+
+    monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 0.05)
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache, workers=1))
+    (built,) = workspace.index()
+    with workspace._answer():  # an answer that takes a while
+        time.sleep(0.5)
+        assert not (built.folder / MANIFEST).exists()
+    workspace.wait_for_saves()
+    assert (built.folder / MANIFEST).exists()
