@@ -51,7 +51,8 @@ BUDGET_COLUMNS = ("R@1k", "R@2k", "R@4k", "tokens to first hit", "lines@10", "to
 #: (``MAX-MIN``; "" = the defaults) of the index it searches. The rows in
 #: ``bench/results/per_token.md`` before 2 Dec, 04:40 UTC were measured against the rules of
 #: the time (100 candidates, any neighbour joining a window): since then "200 candidates,
-#: windows join at 0.5" is the defaults.
+#: windows join at 0.5" is the defaults. "defaults" names the index built at the default
+#: chunk budgets: 512/64 until 2 Dec, 13:00 UTC, 320/48 since.
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
     "no result windows": ({"window_lines": 0}, ""),
@@ -84,6 +85,16 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
         {"candidates": 200, "window_share": 0.5},
         "256-32",
     ),
+    # The chunk-size grid of 2 Dec, 13:00 UTC (the default became 320/48 after it).
+    "AST 384/48": ({}, "384-48"),
+    "AST 320/48": ({}, "320-48"),
+    "AST 320/32": ({}, "320-32"),
+    "AST 256/48": ({}, "256-48"),
+    "AST 256/64": ({}, "256-64"),
+    "AST 224/48": ({}, "224-48"),
+    "AST 192/64": ({}, "192-64"),
+    "AST 320/48, dense share 0.4": ({"natural_dense": 0.4}, "320-48"),
+    "AST 512/64, dense share 0.4": ({"natural_dense": 0.4}, "512-64"),
     "no context header": ({}, "no-header"),
     "one view: the text as written": ({}, "as-written"),
     "one view: its words only": ({}, "words-only"),

@@ -7,7 +7,10 @@ MRR@10 within 0.01 of the rules before 2 Dec, at equal or fewer lines@5 (overlap
 with the budget metrics beside them (rule ``half_the_lines``).
 
     nice .venv/bin/python bench/per_token_docs.py [--tier quality|fast] [--set dev ...]
-        [--write]
+        [--sizes 512/64,320/48] [--write]
+
+``--sizes``: AST budgets (``MAX/MIN``, comma-separated) with today's ranking rules instead
+of ``SETTINGS``; the first is the bar's reference (the chunk-size grid of 2 Dec).
 
 Each set is chunked at both settings and embedded through the embedding cache
 (``$NEXUS_CACHE_DIR``). ``--write``: ``bench/results/per_token_docs.{json,md}``.
@@ -59,7 +62,17 @@ SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
 COLUMNS = ("MRR@10", "R@1", "R@5", "lines@5", "R@1k", "R@2k", "R@4k", "tokens to first hit")
 
 
-def measure(name: str, tier: str) -> dict[str, dict[str, float]]:
+def grid(sizes: str) -> dict[str, tuple[str, tuple[int, int], RankingRules]]:
+    """``512/64,320/48`` -> AST settings at those budgets with today's rules."""
+    budgets = [tuple(int(x) for x in size.split("/")) for size in sizes.split(",")]
+    return {f"AST {high}/{low}": ("ast", (high, low), DEFAULT_RULES) for high, low in budgets}
+
+
+def measure(
+    name: str,
+    tier: str,
+    settings: dict[str, tuple[str, tuple[int, int], RankingRules]] = SETTINGS,
+) -> dict[str, dict[str, float]]:
     """Each setting's doc-variant figures on one set."""
     query_set = SETS[name]()
     queries = load_queries(query_set.queries)
@@ -68,7 +81,7 @@ def measure(name: str, tier: str) -> dict[str, dict[str, float]]:
     embedder = tier_cache(tier)
     vectors = embedder.encode([q.query for q in queries])
     out = {}
-    for label, (strategy, (high, low), rules) in SETTINGS.items():
+    for label, (strategy, (high, low), rules) in settings.items():
         config = ChunkConfig().with_(strategy=strategy, max_tokens=high, min_tokens=low)
         chunks = chunk_analyses(analyses, config, repo=repo.name)
         index = VectorIndex.from_chunks(chunks, embedder)
@@ -99,9 +112,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tier", default=QUALITY, choices=TIERS)
     parser.add_argument("--set", action="append", choices=list(SETS), help="default: all")
+    parser.add_argument("--sizes", help="AST budgets MAX/MIN,... (today's rules) instead")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
-    found = {name: measure(name, args.tier) for name in args.set or list(SETS)}
+    settings = grid(args.sizes) if args.sizes else SETTINGS
+    found = {name: measure(name, args.tier, settings) for name in args.set or list(SETS)}
     text = render_markdown(table(found))
     print(text)
     if args.write:

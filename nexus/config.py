@@ -21,9 +21,11 @@ class ChunkConfig:
     """How a repository is chunked, embedded and searched. Checks itself on construction."""
 
     strategy: str = "ast"
-    # Defaults: the best row of the bench/retrieval.py grid, dev and held-out sets together.
-    max_tokens: int = 512
-    min_tokens: int = 64
+    # Defaults: chosen per token (bench/results/per_token.md): 320/48 against 512/64, the
+    # questions' tuning half R@1k +0.029, the doc-comment tuning sets' MRR@10 within 0.01 at
+    # fewer lines@5; smaller budgets win more questions but lose the doc-comment sets.
+    max_tokens: int = 320
+    min_tokens: int = 48
     profile: str = "auto"
     encoding: str = DEFAULT_ENCODING
     context_header: bool = True  # file stem + symbol path before the code
@@ -93,7 +95,8 @@ PRESETS: dict[str, Preset] = {
             "retrieval",
             ChunkConfig().max_tokens,
             ChunkConfig().min_tokens,
-            "the defaults: best doc-query MRR@10 over the dev and held-out sets",
+            "the defaults: more of the answer per token than 512/64 (questions and "
+            "doc-comment sets), doc-query MRR@10 within 0.01 of it (bench/results/per_token.md)",
         ),
         Preset(
             "model-window",
@@ -108,7 +111,7 @@ PRESETS: dict[str, Preset] = {
             32,
             "for readers with 1-2k tokens to spend: on the held-out questions (fast tier) "
             "ahead of the defaults and of 50-line windows on NDCG@10 and at 1k / 2k / 4k "
-            "tokens with 370 lines in the top 10 (R@1k 0.595 vs 0.555); costs 0.01-0.03 "
+            "tokens with 370 lines in the top 10 (R@1k 0.593 vs 0.574); costs 0.01-0.03 "
             "doc-query MRR@10 (bench/results/per_token.md, per_token_docs.md)",
         ),
         Preset(

@@ -34,7 +34,7 @@ KEPT_KEYS = (
     *("sweep_max", "sweep_min", "sweep_variant", "sweep_tier", "sweep_distractors"),
 )
 #: The Evaluate page's sweep: the budgets offered, and those picked at first.
-SWEEP_MAX_OPTIONS = (64, 96, 128, 192, 256, 384, 512, 768, 1024)
+SWEEP_MAX_OPTIONS = (64, 96, 128, 192, 256, 320, 384, 512, 768, 1024)
 SWEEP_MIN_OPTIONS = (0, 16, 32, 48, 64, 96, 128)
 SWEEP_MAX_DEFAULT, SWEEP_MIN_DEFAULT = (128, 256, 512), (0, 48)
 SOURCES = ("Sample repository", "Upload a zip", "Local path")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nexus.config import load_config
+from nexus.config import PRESETS, load_config
 
 
 def test_evaluate_metrics_and_rank_table(page) -> None:
@@ -31,8 +31,8 @@ def test_evaluate_metrics_and_rank_table(page) -> None:
 def test_sweep_marks_the_best_and_applies_it(page) -> None:
     at = page("evaluate").run()
     at.selectbox(key="preset").set_value("model-window").run()  # 144/32 in use
-    at.multiselect(key="sweep_max").set_value([512, 1024])
-    at.multiselect(key="sweep_min").set_value([64])
+    at.multiselect(key="sweep_max").set_value([320, 1024])
+    at.multiselect(key="sweep_min").set_value([48])
     at.button(key="run_sweep").click().run()
     assert not at.exception
     assert at.selectbox(key="sweep_choose_by").value == "R@1k"  # a budget metric by default
@@ -50,12 +50,13 @@ def test_sweep_marks_the_best_and_applies_it(page) -> None:
     assert not at.exception
     assert at.slider(key="max_tokens").value == best["max_tokens"]
     assert at.slider(key="min_tokens").value == int(best["min_tokens"])
-    expected = "retrieval" if (best["max_tokens"], best["min_tokens"]) == (512, 64) else ""
+    defaults = (PRESETS["retrieval"].max_tokens, PRESETS["retrieval"].min_tokens)
+    expected = "retrieval" if (best["max_tokens"], best["min_tokens"]) == defaults else ""
     assert at.selectbox(key="preset").value == expected  # the selector follows the sliders
     table = at.dataframe[-1].value  # the applied setting is now the row in use
     assert table[table["row"].str.contains("in use")].iloc[0]["max_tokens"] == best["max_tokens"]
     at.selectbox(key="preset").set_value("retrieval").run()  # choosing it again works
-    assert at.slider(key="max_tokens").value == 512
+    assert at.slider(key="max_tokens").value == PRESETS["retrieval"].max_tokens == 320
 
 
 def test_apply_keeps_the_sweep_on_screen_while_the_new_setting_builds(page, monkeypatch) -> None:

@@ -11,6 +11,7 @@ import pytest
 from helpers import GatedEmbedder
 from ui_helpers import shown
 
+from nexus.config import ChunkConfig
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.runtime.builds import BuildManager
 from nexus.ui import cache, indexing, repos
@@ -359,7 +360,7 @@ def test_a_settings_change_and_back_during_a_build_goes_on_with_the_same_build(p
     assert not at.exception
     other = [b for b in indexing.BUILDS.builds() if b is not build]
     assert len(other) == 1
-    at.slider(key="max_tokens").set_value(512).run()  # back: the first build, going on
+    at.slider(key="max_tokens").set_value(ChunkConfig().max_tokens).run()  # back: the first build
     assert not at.exception
     assert indexing.BUILDS.builds()[0] is build and build.progress().done >= 8
     assert "started by this session" in shown(at.get("progress")[0].proto.text)

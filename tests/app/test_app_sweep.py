@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from nexus.config import ChunkConfig
 from nexus.evaluation import experiments
 from nexus.ui import sweeps
 
@@ -69,7 +70,8 @@ def test_cancel_keeps_the_finished_settings_and_run_resumes_from_them(page, monk
     monkeypatch.setattr(sweeps, "WAIT_S", 60)
     at.button(key="run_sweep").click().run()
     assert not at.exception
-    assert passed[-1] == {(512, 64)}  # resumed: the finished setting is not run again
+    in_use = (ChunkConfig().max_tokens, ChunkConfig().min_tokens)
+    assert passed[-1] == {in_use}  # resumed: the finished setting is not run again
     assert len(_table(at)) == 3
 
 
