@@ -45,6 +45,8 @@ from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
 from nexus.retrieval.tiers import FAST, TIERS  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
+#: Where the hand-written notes of ``per_token.md`` begin (``write`` keeps them).
+NOTES = "## Measured and left out"
 BUDGET_COLUMNS = ("R@1k", "R@2k", "R@4k", "tokens to first hit", "lines@10", "tokens@10")
 
 #: Each lever alone: overrides of today's ``RankingRules``, and the AST chunk budgets
@@ -171,7 +173,11 @@ def write(found: dict[str, dict[str, float]], tier: str) -> None:
     ]
     for (split, strategy), rows in sorted(groups.items(), key=lambda g: (g[0][0] != "tune", g)):
         text.append(f"\n## {split} half, {strategy} chunks\n\n{render_markdown(table(rows))}\n")
-    (RESULTS / "per_token.md").write_text("".join(text))
+    # Notes written by hand below the tables ("## Measured and left out ...") are kept.
+    page = RESULTS / "per_token.md"
+    old = page.read_text() if page.exists() else ""
+    notes = old[old.index(NOTES) :] if NOTES in old else ""
+    page.write_text("".join(text) + ("\n" + notes if notes else ""))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

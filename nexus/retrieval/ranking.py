@@ -95,6 +95,8 @@ class RankingRules:
     same_file_free: int = 1
     #: Tests, examples, compatibility copies, re-export barrels, declarations: places that
     #: mention a name without being where it lives (only when they are indexed at all).
+    #: (``test_file`` also damps a unit in a test module of a source file: Rust's ``mod
+    #: tests``. Fast tier, tuning half, 320/48: NDCG@10 +0.003, R@4k +0.008.)
     test_file: float = 0.15
     example_file: float = 0.1
     compat_file: float = 0.08
@@ -291,6 +293,8 @@ def _evidence(
         parts.append(ScorePart("path", rules.path_word * min(matched, 2)))
     for name, weight in _file_priors(chunk.file, rules):
         parts.append(ScorePart(name, -weight))
+    if rules.test_file and in_test_module(chunk) and not is_test_path(chunk.file):
+        parts.append(ScorePart("test module", -rules.test_file))
     if rules.barrel_file and only_reexports(chunk):
         parts.append(ScorePart(_PRIOR_LABELS["barrel_file"], -rules.barrel_file))
     if not is_symbol:
@@ -397,6 +401,20 @@ _PRIOR_LABELS = {
     "barrel_file": "re-exports",
     "declaration_file": "declarations",
 }
+
+
+#: Module names that hold a source file's own tests (Rust's ``mod tests``, ``mod test``).
+_TEST_MODULES = frozenset({"tests", "test"})
+
+
+def in_test_module(chunk: Chunk) -> bool:
+    """Whether the chunk's unit lives in a test module inside a source file
+    (``tests.client_happy_eyeballs``: Rust keeps unit tests beside the code they test, so
+    the path alone does not say so). Only the qualifier counts: a method named ``test``
+    (``RegExp.test``) is code."""
+    return bool(chunk.symbol) and any(
+        part in _TEST_MODULES for part in _SEGMENTS.split(chunk.symbol)[:-1]
+    )
 
 
 def _file_priors(path: str, rules: RankingRules) -> list[tuple[str, float]]:

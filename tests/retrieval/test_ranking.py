@@ -114,6 +114,30 @@ def test_a_test_file_loses_to_its_source() -> None:
     assert ids[0] == "test"
 
 
+@pytest.mark.parametrize("symbol", ["tests.client_happy_eyeballs", "conn.test.handshake"])
+def test_a_unit_in_a_test_module_of_a_source_file_loses_to_the_code(symbol: str) -> None:
+    chunks = [
+        helpers.make_chunk("test", "src/client/http.rs", symbol=symbol),
+        helpers.make_chunk("source", "src/client/http.rs", symbol="HttpConnector.fallback"),
+        helpers.make_chunk("other", "src/other.rs", symbol="other"),
+    ]
+    query = "race IPv6 and IPv4 connection attempts"
+    ids, ranked = _rank(chunks, [0.80, 0.78, 0.4], [2.0, 2.0, 0.0], query)
+    assert ids[:2] == ["source", "test"]
+    assert "test module" in [p.name for p in ranked[1].parts]
+    rules = RankingRules().without("file priors")
+    assert _rank(chunks, [0.80, 0.78, 0.4], [2.0, 2.0, 0.0], query, rules)[0][0] == "test"
+
+
+def test_a_method_named_test_is_not_test_code() -> None:
+    chunks = [
+        helpers.make_chunk("method", "src/regexp.js", symbol="RegExp.test"),
+        helpers.make_chunk("other", "src/match.js", symbol="match"),
+    ]
+    ids, ranked = _rank(chunks, [0.80, 0.78], [2.0, 2.0], "check whether a pattern matches")
+    assert ids[0] == "method" and "test module" not in [p.name for p in ranked[0].parts]
+
+
 def test_path_words_lift_the_file_named_like_the_query() -> None:
     chunks = [
         helpers.make_chunk("other", "src/session.ts"),
