@@ -32,6 +32,9 @@ from nexus.types import Chunk
 NATURAL, SYMBOL = "natural", "symbol"
 #: Unit kinds that declare a shape without behaviour (``Chunk.symbol_kind``).
 SHAPE_KINDS = frozenset({"interface", "struct", "type", "enum", "trait"})
+#: Unit kinds that add to a type defined elsewhere (Rust's ``impl Body``): asked for
+#: ``Body``, they match as loosely as another case would.
+ADDS_TO_A_TYPE = frozenset({"impl"})
 
 # A bare or qualified identifier, as people type one: HTTPAdapter, Router.add,
 # field_validator, Producer::split_at, Router#param, getCookie().
@@ -309,7 +312,8 @@ def _evidence(
 
 def _defines(chunk: Chunk, names: tuple[QueryName, ...], loosely: float) -> float:
     """1 when the chunk defines a name asked for, ``loosely`` on a loose match (another
-    case, or a qualifier that differs), else 0."""
+    case, or a qualifier that differs, or an ``impl`` block of the type rather than the
+    type itself), else 0."""
     if not names:
         return 0.0
     best = 0.0
@@ -322,6 +326,9 @@ def _defines(chunk: Chunk, names: tuple[QueryName, ...], loosely: float) -> floa
             if last == wanted.name and (
                 not wanted.qualifier or qualifier.endswith(wanted.qualifier)
             ):
+                if symbol == chunk.symbol and chunk.symbol_kind in ADDS_TO_A_TYPE:
+                    best = max(best, loosely)  # ``impl Body``: Body's methods, not Body
+                    continue
                 return 1.0
             if last.lower() == wanted.name.lower():
                 best = max(best, loosely)

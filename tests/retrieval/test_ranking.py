@@ -138,6 +138,19 @@ def test_a_method_named_test_is_not_test_code() -> None:
     assert ids[0] == "method" and "test module" not in [p.name for p in ranked[0].parts]
 
 
+def test_a_type_asked_for_by_name_beats_its_impl_blocks() -> None:
+    chunks = [
+        helpers.make_chunk("impl", "src/body.rs", symbol="Body", symbol_kind="impl"),
+        helpers.make_chunk("struct", "src/body.rs", symbol="Body", symbol_kind="struct"),
+        helpers.make_chunk("other", "src/other.rs", symbol="other"),
+    ]
+    ids, ranked = _rank(chunks, [0.80, 0.78, 0.4], [2.2, 2.0, 0.0], "Body")
+    assert ids[:2] == ["struct", "impl"]
+    defines = {chunks[r.key].id: p.value for r in ranked for p in r.parts if p.name == "defines"}
+    rules = RankingRules()
+    assert defines == {"struct": rules.defines, "impl": rules.defines * rules.defines_loosely}
+
+
 def test_path_words_lift_the_file_named_like_the_query() -> None:
     chunks = [
         helpers.make_chunk("other", "src/session.ts"),
