@@ -142,7 +142,7 @@ def table(rows: dict[str, dict[str, float]]) -> tuple[list[str], list[list[str]]
     return headers, body
 
 
-def write(found: dict[str, dict[str, float]], tier: str) -> None:
+def write(found: dict[str, dict[str, float]]) -> None:
     """Merge ``found`` (``label|split|strategy|variant`` -> row) into the results files."""
     path = RESULTS / "per_token.json"
     report = json.loads(path.read_text()) if path.exists() else {"rows": {}}
@@ -160,8 +160,9 @@ def write(found: dict[str, dict[str, float]], tier: str) -> None:
         groups.setdefault((split, strategy), {})[f"{label}: {variant}"] = row
     text = [
         "# Retrieval per token on the hand-written questions\n\n",
-        f"`bench/per_token.py --tier {tier} --write`: {tier} tier (the static model distilled "
-        "from MiniLM), ranking stage. R@Bk: share of a question's targets covered when its "
+        "`bench/per_token.py --tier fast --write`: fast tier (the static model distilled "
+        "from MiniLM) unless a row's label says `quality tier` (`--tier quality`: "
+        "all-MiniLM-L6-v2), ranking stage. R@Bk: share of a question's targets covered when its "
         "hits are read in rank order until B thousand cl100k tokens are spent, as deep as "
         f"the budget lasts ({READ_DEPTH} hits ranked; the crossing hit up to the line where the "
         "budget runs out); tokens to first hit: median, read as deep; NDCG@10, MRR@10, R@5, "
@@ -203,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"\n## {split}, {strategy} ({args.label}, load {os.getloadavg()[0]:.1f})")
             print(render_text(table({k: v for k, v in rows.items() if v})), flush=True)
     if args.write:
-        write({k: v for k, v in found.items() if v}, args.tier)
+        write({k: v for k, v in found.items() if v})
 
 
 if __name__ == "__main__":
