@@ -97,6 +97,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "AST 192/64": ({}, "192-64"),
     "AST 320/48, dense share 0.4": ({"natural_dense": 0.4}, "320-48"),
     "AST 512/64, dense share 0.4": ({"natural_dense": 0.4}, "512-64"),
+    "AST 320/48, name words 0.05": ({"name_words": 0.05}, "320-48"),
+    "AST 320/48, name words 0.15": ({"name_words": 0.15}, "320-48"),
     "no context header": ({}, "no-header"),
     "one view: the text as written": ({}, "as-written"),
     "one view: its words only": ({}, "words-only"),

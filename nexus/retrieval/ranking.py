@@ -85,8 +85,10 @@ class RankingRules:
     #: The same name in another case or as the qualified name's last part only.
     defines_loosely: float = 0.6  # x the boost above
     #: A sentence whose words name the chunk's own unit (``parse the cookie header`` ->
-    #: ``parseCookieHeader``), x the share of the name's words the query holds.
-    name_words: float = 0.05
+    #: ``parseCookieHeader``), x the share of the name's words the query holds. 0.1 (was
+    #: 0.05) with 320/48 chunks: tuning questions R@1k +0.005, R@2k +0.018; doc MRR@10 dev
+    #: +0.005, python-tuning +0.006 (0.15 and above lose; bench/results/per_token.md).
+    name_words: float = 0.1
     #: Each query word found in the file's name or folders (at most two count).
     path_word: float = 0.05
     #: A file with several strong candidates: its best chunk is promoted once.

@@ -98,8 +98,8 @@ def test_a_qualified_name_prefers_the_matching_owner() -> None:
 
 def test_a_test_file_loses_to_its_source() -> None:
     chunks = [
-        helpers.make_chunk("test", "tests/test_cookie.py", symbol="test_parse"),
-        helpers.make_chunk("source", "cookie.py", symbol="parse"),
+        helpers.make_chunk("test", "tests/test_cookie.py", symbol="test_load"),
+        helpers.make_chunk("source", "cookie.py", symbol="load"),
         helpers.make_chunk("other", "other.py", symbol="other"),
     ]
     ids, _ = _rank(chunks, [0.80, 0.78, 0.4], [2.0, 2.0, 0.0], "where are cookies parsed")
@@ -299,7 +299,7 @@ def test_an_index_file_implementation_beats_a_barrel_with_the_same_scores() -> N
 )
 def test_benchmarks_and_perf_harnesses_are_damped_as_examples(file: str) -> None:
     chunks = [
-        helpers.make_chunk("harness", file, symbol="registerRoutes"),
+        helpers.make_chunk("harness", file, symbol="setupApp"),
         helpers.make_chunk("source", "src/core.ts", symbol="handler"),
         helpers.make_chunk("far", "src/far.ts", symbol="far"),
     ]
