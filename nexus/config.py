@@ -111,7 +111,7 @@ PRESETS: dict[str, Preset] = {
             32,
             "for readers with 1-2k tokens to spend: on the held-out questions (fast tier) "
             "ahead of the defaults and of 50-line windows on NDCG@10 and at 1k / 2k / 4k "
-            "tokens with 370 lines in the top 10 (R@1k 0.593 vs 0.574); costs 0.01-0.03 "
+            "tokens with 373 lines in the top 10 (R@1k 0.593 vs 0.580); costs 0.01-0.03 "
             "doc-query MRR@10 (bench/results/per_token.md, per_token_docs.md)",
         ),
         Preset(
