@@ -44,9 +44,9 @@ from nexus.retrieval.tiers import QUALITY, TIERS  # noqa: E402
 RESULTS = ROOT / "bench" / "results"
 TOLERANCE = 0.01
 #: The ranking rules before 2 Dec (100 candidates, any neighbour joins a window, name words
-#: 0.05): the reference every other setting is held to. The Rust-only rules of 2 Dec (test
-#: modules, impl blocks) touch none of these sets.
-BEFORE = replace(DEFAULT_RULES, candidates=100, window_share=0.0, name_words=0.05)
+#: 0.05, no query feedback): the reference every other setting is held to. The Rust-only
+#: rules of 2 Dec (test modules, impl blocks) touch none of these sets.
+BEFORE = replace(DEFAULT_RULES, candidates=100, window_share=0.0, name_words=0.05, feedback=0.0)
 #: The settings compared: strategy, AST budgets (max, min) and the ranking rules.
 SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 512/64, rules before 2 Dec": ("ast", (512, 64), BEFORE),
@@ -58,6 +58,11 @@ SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     ),
     "AST 192/32, defaults now": ("ast", (192, 32), DEFAULT_RULES),
     "AST 320/48 (the default budgets since 2 Dec), defaults now": ("ast", (320, 48), DEFAULT_RULES),
+    "AST 320/48, defaults now without query feedback": (
+        "ast",
+        (320, 48),
+        replace(DEFAULT_RULES, feedback=0.0),
+    ),
     "50-line windows, rules before 2 Dec": ("lines", (512, 64), BEFORE),
     "50-line windows, defaults now": ("lines", (512, 64), DEFAULT_RULES),
 }

@@ -36,7 +36,7 @@ from nexus.evaluation.questions import (  # noqa: E402
     summarize,
     summary_table,
 )
-from nexus.retrieval.candidates import Candidates, select  # noqa: E402
+from nexus.retrieval.candidates import Candidates, candidates_for  # noqa: E402
 from nexus.retrieval.embedding import (  # noqa: E402
     CachedEmbedder,
     Embedder,
@@ -133,7 +133,7 @@ def cases(
             chunks,
             index.cosines(vec),
             index.keyword_scores(q.query),
-            select(index, vec, q.query, rules.candidates, rules.definition_lookup),
+            candidates_for(index, vec, q.query, rules),
         )
         for q, vec in zip(questions, vectors, strict=True)
     ]

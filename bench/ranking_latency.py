@@ -12,6 +12,10 @@ Also checked: the ranked search gives the same hits, order and scores as ``rank`
 every chunk.
 
     .venv/bin/python bench/ranking_latency.py [--chunks 10000 100000] [--repeats 3]
+        [--tier fast|quality] [--sizes 320-48]
+
+``--tier`` and ``--sizes`` name the saved indexes of ``bench/questions_index.py`` that are
+repeated (their model's name travels with them: query feedback is the fast tier's).
 
 Writes ``bench/results/ranking_latency.{md,json}``.
 """
@@ -34,28 +38,29 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.questions_eval import INDEXES, load_questions  # noqa: E402
-from bench.questions_index import index_folder  # noqa: E402
+from bench.questions_eval import load_questions  # noqa: E402
+from bench.questions_index import INDEXES, index_folder, tier_cache  # noqa: E402
 from nexus.retrieval.candidates import top_keyword_keys  # noqa: E402
-from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import DEFAULT_RULES, Ranked, rank  # noqa: E402
 from nexus.retrieval.search import search  # noqa: E402
+from nexus.retrieval.tiers import FAST, TIERS, tier_embedder  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: Questions embedded one at a time, uncached, for the embedding's own figure.
 EMBEDDED_ALONE = 40
 
 
-def grown_index(size: int) -> VectorIndex:
+def grown_index(size: int, tier: str, sizes: str) -> VectorIndex:
     """The question set's chunks and vectors, repeated (each copy in its own folder)."""
-    chunks, vectors = [], []
+    chunks, vectors, model = [], [], ""
     for repo in load_questions("all"):
-        folder = index_folder(INDEXES, repo, "ast")
+        folder = index_folder(INDEXES[tier], repo, "ast", sizes)
         if VectorIndex.read_manifest(folder) is None:
             print(f"(no index {folder}: left out)", file=sys.stderr)
             continue
         index = VectorIndex.load(folder)
+        model = index.model
         chunks += list(index.chunks)
         vectors.append(np.asarray(index.vectors))
     base = np.concatenate(vectors)
@@ -68,7 +73,7 @@ def grown_index(size: int) -> VectorIndex:
             grown.append(replace(chunk, id=f"{copy}:{chunk.id}", file=f"copy{copy}/{chunk.file}"))
         rows.append(base[: len(grown) - len(rows) * len(chunks)])
     noisy = np.concatenate(rows) + rng.normal(0, 0.01, (size, base.shape[1])).astype(np.float32)
-    return VectorIndex.build(grown, noisy)
+    return VectorIndex.build(grown, noisy, model)
 
 
 def percentiles(times: list[float]) -> dict[str, float]:
@@ -90,16 +95,21 @@ def timed(
     return wall, cpu
 
 
+#: The shortlist check's rules: one pass (query feedback would only repeat the check).
+ONE_PASS = replace(DEFAULT_RULES, feedback=0.0)
+
+
 def ranked_over_every_chunk(
     index: VectorIndex, vec: np.ndarray, query: str
 ) -> tuple[np.ndarray, list[Ranked]]:
-    """The ranking stage over candidates picked from every chunk's cosine (no shortlist):
-    the candidates' keys, and ``rank``'s answer (its keys are positions among them)."""
-    count = DEFAULT_RULES.candidates
+    """The ranking stage over candidates picked from every chunk's cosine (no shortlist,
+    no query feedback): the candidates' keys, and ``rank``'s answer (its keys are
+    positions among them)."""
+    count = ONE_PASS.candidates
     dense, keyword = index.cosines(vec), index.keyword_scores(query)
     keys = np.union1d(np.argpartition(-dense, count - 1)[:count], top_keyword_keys(keyword, count))
     chunks = [index.chunk(int(key)) for key in keys]
-    return keys, rank(chunks, dense[keys], keyword[keys], query, 10, DEFAULT_RULES)
+    return keys, rank(chunks, dense[keys], keyword[keys], query, 10, ONE_PASS)
 
 
 def same_answers(index: VectorIndex, vectors: np.ndarray, queries: list[str]) -> dict[str, float]:
@@ -107,7 +117,7 @@ def same_answers(index: VectorIndex, vectors: np.ndarray, queries: list[str]) ->
     every chunk's scores, and the largest difference in any score or score part."""
     differ, worst = 0, 0.0
     for vec, query in zip(vectors, queries, strict=True):
-        hits = search(index, vec, query, 10, rules=DEFAULT_RULES)
+        hits = search(index, vec, query, 10, rules=ONE_PASS)
         keys, reference = ranked_over_every_chunk(index, vec, query)
         if [h.key for h in hits] != [keys[r.key] for r in reference]:
             differ += 1
@@ -120,11 +130,16 @@ def same_answers(index: VectorIndex, vectors: np.ndarray, queries: list[str]) ->
     return {"queries_with_other_hits": differ, "worst_score_difference": worst}
 
 
-def measure(size: int, repeats: int, vectors: np.ndarray, queries: list[str]) -> dict:
-    index = grown_index(size)
+def measure(
+    size: int, repeats: int, vectors: np.ndarray, queries: list[str], tier: str, sizes: str
+) -> dict:
+    index = grown_index(size, tier, sizes)
     index.keywords()  # built once, as a saved index loads it
     runs = {
         "ranking stage": lambda v, q: search(index, v, q, 10, rules=DEFAULT_RULES),
+        "ranking stage, one pass (no query feedback)": lambda v, q: search(
+            index, v, q, 10, rules=ONE_PASS
+        ),
         "ranking stage over every chunk (before)": lambda v, q: ranked_over_every_chunk(
             index, v, q
         ),
@@ -159,9 +174,9 @@ def measure(size: int, repeats: int, vectors: np.ndarray, queries: list[str]) ->
     }
 
 
-def embedding_alone(questions: list[str]) -> dict[str, float]:
+def embedding_alone(questions: list[str], tier: str) -> dict[str, float]:
     """Query embedding, one question at a time without the cache (what a search adds)."""
-    embedder = default_embedder()
+    embedder = tier_embedder(tier, cache_dir=os.environ.get("NEXUS_CACHE_DIR"))
     embedder.encode(questions[:1])
     times = []
     for question in questions[:EMBEDDED_ALONE]:
@@ -175,13 +190,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tier", default=FAST, choices=TIERS)
+    parser.add_argument("--sizes", default="320-48", help="the indexes' AST budgets MAX-MIN")
     args = parser.parse_args()
     questions = [q.query for qs in load_questions("all").values() for q in qs]
-    vectors = CachedEmbedder(default_embedder(), EmbeddingCache(INDEXES / "cache")).encode(
-        questions
-    )
-    sizes = [measure(size, args.repeats, vectors, questions) for size in args.chunks]
-    embedding = embedding_alone(questions)
+    vectors = tier_cache(args.tier, args.sizes).encode(questions)
+    sizes = [
+        measure(size, args.repeats, vectors, questions, args.tier, args.sizes)
+        for size in args.chunks
+    ]
+    embedding = embedding_alone(questions, args.tier)
     print(f"query embedding alone: {embedding}", flush=True)
     report = {
         "date": str(date.today()),
@@ -189,6 +207,8 @@ def main() -> None:
         "cores": os.cpu_count(),
         "queries": len(questions),
         "repeats": args.repeats,
+        "tier": args.tier,
+        "chunk_budgets": args.sizes,
         "sizes": sizes,
         "query_embedding": embedding,
     }
@@ -201,7 +221,8 @@ def markdown(report: dict) -> str:
         "# Query latency with the ranking stage",
         "",
         f"`bench/ranking_latency.py`, {report['date']}, {report['cores']} cores (shared): the "
-        f"question set's AST chunks repeated to each size, {report['queries']} questions, "
+        f"question set's AST chunks ({report['tier']} tier, {report['chunk_budgets']}) repeated "
+        f"to each size, {report['queries']} questions, "
         f"query embedding excluded, {report['repeats']} repeats back-to-back. p50/p95/p99 "
         "over all repeats; best p95 is the best repeat's; CPU: the process's CPU time per query "
         "(all its threads), less sensitive to the other jobs than wall time.",

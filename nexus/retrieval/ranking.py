@@ -65,6 +65,13 @@ class RankingRules:
     #: candidates from the symbol table over every chunk (0: off), so a definition that
     #: neither retriever proposes can still be found.
     definition_lookup: int = 0
+    #: Query feedback (``nexus.retrieval.candidates.candidates_for``; a sentence over a
+    #: static model's index): the query's vector moves toward its ``feedback_hits`` best
+    #: hits by ``feedback`` x their mean vector, and the candidates are chosen again with it
+    #: (0: off). 0.5 with the best 2 (fast tier, tuning half, 320/48: NDCG@10 +0.010, R@1k
+    #: +0.009; bench/results/per_token.md).
+    feedback: float = 0.5
+    feedback_hits: int = 2
     #: ``minmax``: each retriever's scores scaled to 0-1 over the candidates; ``rrf``:
     #: reciprocal rank fusion (1 / (60 + rank)), scaled so the best rank gets 1.
     fusion: str = "minmax"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.retrieval.candidates import select
+from nexus.retrieval.candidates import candidates_for
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules, ScorePart, hit_chunk, rank
 from nexus.types import Chunk
@@ -73,7 +73,7 @@ def search(
 def _ranked(
     index: VectorIndex, query_vec: np.ndarray, text: str, k: int, rules: RankingRules
 ) -> list[Hit]:
-    found = select(index, query_vec, text, rules.candidates, rules.definition_lookup)
+    found = candidates_for(index, query_vec, text, rules)
     ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules)
     return [
         Hit(hit_chunk(found.chunks, r), r.score, position, int(found.keys[r.key]), r.parts)

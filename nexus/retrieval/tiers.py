@@ -30,6 +30,7 @@ from tokenizers import Tokenizer
 from nexus.retrieval import embedding
 from nexus.retrieval.embedding import (
     DEFAULT_MODEL_NAME,
+    STATIC_MARK,
     DualView,
     Embedder,
     ModelUnavailableError,
@@ -50,7 +51,7 @@ DEFAULT_TIER = QUALITY
 PCA_DIMS = 256
 #: The distilled model's name; it names its folder and its vectors in the cache, so a
 #: change to how it is distilled must change it.
-STATIC_MODEL_NAME = f"{DEFAULT_MODEL_NAME}-static{PCA_DIMS}"
+STATIC_MODEL_NAME = f"{DEFAULT_MODEL_NAME}{STATIC_MARK}{PCA_DIMS}"
 #: Word pieces a static model reads per text (model2vec's default); it has no other window.
 STATIC_MAX_LENGTH = 512
 #: The words of a text as a BERT tokenizer's pre-tokenizer cuts them, at the characters where

@@ -456,11 +456,15 @@ def _outcome_record(outcome) -> tuple:  # noqa: ANN001
     return hits, outcome.ranks, outcome.budget, outcome.score, outcome.margin, outcome.full_rank
 
 
+@pytest.mark.parametrize("model", ["fake-bow", "fake-bow-static"])  # -static: query feedback
 @pytest.mark.parametrize("detail", [False, True])
-def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(monkeypatch, detail):
+def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(
+    monkeypatch, detail, model
+):
     """``evaluate`` finds every query's dense shortlist in one queries x chunks product
     (two blocks here); each query's hits, ranks, budget figures and scores are exactly
-    those ``score_query`` gives it alone."""
+    those ``score_query`` gives it alone, also when query feedback asks the index again
+    with a moved vector."""
     from dataclasses import replace
 
     from nexus.chunking.pipeline import analyze_files, chunk_analyses
@@ -475,6 +479,7 @@ def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(m
     analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
     chunks = chunk_analyses(analyses, ChunkConfig(max_tokens=64, min_tokens=0), repo=repo.name)
     embedder = FakeEmbedder()
+    embedder.name = model
     index = VectorIndex.from_chunks(chunks, embedder)
     queries = load_queries(sample / "queries.jsonl")
     rules = replace(DEFAULT_RULES, candidates=5)  # a shortlist well short of the index

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nexus.retrieval.candidates import select
+from nexus.retrieval.candidates import candidates_for, select
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
 from nexus.retrieval.search import search
@@ -52,3 +52,46 @@ def test_the_symbol_table_matches_the_units_own_name_in_any_case() -> None:
     assert index.defining_keys(["ADD"]).tolist() == [0]
     assert index.defining_keys(["Router"]).tolist() == []
     assert index.defining_keys(["use3", "add"]).tolist() == [0, 4]
+
+
+def _feedback_index(model: str = "words-static64") -> VectorIndex:
+    """The query's vector is nearest ``dense`` (a distractor); ``parseCookie`` matches
+    its words, and ``helper`` sits next to ``parseCookie`` in vector space only."""
+    chunks = [
+        helpers.make_chunk("named", "src/a.ts", text="cookie parse", symbol="parseCookie"),
+        helpers.make_chunk("dense", "src/b.ts", text="render the page", symbol="render"),
+        helpers.make_chunk("helper", "src/c.ts", text="split on semicolons", symbol="split"),
+    ]
+    vectors = np.array(
+        [[0, 1, 0, 0], [1, 0, 0, 0.3], [0.6, 0.8, 0, 0]],
+        dtype=np.float32,
+    )
+    return VectorIndex.build(chunks, vectors, model)
+
+
+def test_query_feedback_brings_in_the_neighbours_of_the_best_hit() -> None:
+    index, query = _feedback_index(), np.array([1, 0, 0, 0], dtype=np.float32)
+    text = "parse the cookie"
+    one_pass = RankingRules(candidates=1, feedback=0.0)
+    moved = RankingRules(candidates=1, feedback=1.0, feedback_hits=1)
+    assert candidates_for(index, query, text, one_pass).keys.tolist() == [0, 1]
+    assert candidates_for(index, query, text, moved).keys.tolist() == [0, 2]
+    assert "helper" not in [h.chunk.id for h in search(index, query, text, 3, rules=one_pass)]
+    assert "helper" in [h.chunk.id for h in search(index, query, text, 3, rules=moved)]
+
+
+def test_query_feedback_leaves_a_contextual_models_vectors_and_a_name_query_alone() -> None:
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    moved = RankingRules(candidates=1, feedback=1.0, feedback_hits=1)
+    minilm = _feedback_index("all-MiniLM-L6-v2+dual")
+    assert candidates_for(minilm, query, "parse the cookie", moved).keys.tolist() == [0, 1]
+    static = _feedback_index()
+    assert candidates_for(static, query, "parseCookie", moved).keys.tolist() == [0, 1]
+
+
+def test_query_feedback_keeps_the_keyword_candidates_and_an_empty_index_empty() -> None:
+    index, query = _feedback_index(), np.array([1, 0, 0, 0], dtype=np.float32)
+    found = candidates_for(index, query, "parse the cookie", RankingRules(candidates=1))
+    assert found.keyword.tolist()[0] > 0  # ``named`` matched by its words, both passes
+    empty = VectorIndex.build([], np.zeros((0, 4), dtype=np.float32), "words-static64")
+    assert len(candidates_for(empty, query, "parse", RankingRules())) == 0

@@ -98,7 +98,7 @@ def _word_index(monkeypatch: pytest.MonkeyPatch) -> VectorIndex:
 )
 def test_ranked_search_matches_the_ranking_stage_over_every_chunk(monkeypatch, query):
     index = _word_index(monkeypatch)
-    rules = RankingRules(candidates=120)
+    rules = RankingRules(candidates=120, feedback=0.0)  # one pass: the shortlist is checked
     for vector in _unit_rows(20, 16, seed=11):
         hits = search(index, vector, query, 10, rules=rules)
         dense, keyword = index.cosines(vector), index.keyword_scores(query)
