@@ -189,6 +189,7 @@ class Workspace:
         self._stat_next = True  # the first refresh stats every file (watches came after)
         self._changed: set[str] = set()
         self._saving: list[threading.Thread] = []
+        self._no_more_answers = threading.Event()  # saves need not wait for a pause
         self._last_answer = 0.0  # time.monotonic() when the last answer ended
         self._answering = 0  # answers being made now
         self._fresh = Freshness()
@@ -345,11 +346,11 @@ class Workspace:
         thread.start()
 
     def _save_when_idle(self, save: Callable[[], object]) -> None:
-        while True:
+        while not self._no_more_answers.is_set():
             quiet = time.monotonic() - self._last_answer
             if not self._answering and quiet >= SAVE_WHEN_IDLE_S:
                 break
-            time.sleep(0.1 if self._answering else SAVE_WHEN_IDLE_S - quiet)
+            self._no_more_answers.wait(0.1 if self._answering else SAVE_WHEN_IDLE_S - quiet)
         try:
             save()
         except (OSError, ValueError) as exc:  # the open index still answers; said on stderr
@@ -359,6 +360,15 @@ class Workspace:
         """Return once the indexes being saved in the background are written."""
         for thread in self._saving:
             thread.join()
+
+    def finish_saves(self) -> None:
+        """No more answers will be asked (a server closing): the saves waiting for a pause
+        start now, and this returns once every one is written, daemon ones included. An
+        MCP client gives a server 2 s after closing its input before it kills it; a save
+        that first waited out ``SAVE_WHEN_IDLE_S`` missed that on the scale corpus, and
+        the next start built everything again."""
+        self._no_more_answers.set()
+        self.wait_for_saves()
 
     def _chunk(
         self, files: Chunker, config: ChunkConfig, report: Report | None, cancel: Cancel | None

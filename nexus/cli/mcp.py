@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -190,6 +191,13 @@ class Repositories:
         """Return once every quality tier being built is built (or failed)."""
         for thread in list(self._refining.values()):
             thread.join()
+
+    def close(self) -> None:
+        """Write the indexes still being saved in the background (the server is closing)."""
+        with self._lock:
+            opened = list(self._open.values())
+        for workspace in opened:
+            workspace.finish_saves()
 
     def warm(self) -> None:
         """Open and index every root now (on a thread: the first question waits less)."""
@@ -367,4 +375,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.warm:
         threading.Thread(target=repos.warm, name="nexus-mcp-warm", daemon=True).start()
     build_server(repos).run("stdio")
+    # The client has gone: write what is still to be saved before exiting. Its SIGTERM
+    # (2 s after it closed our input) waits for that; its SIGKILL 2 s later would not.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    repos.close()
     return 0

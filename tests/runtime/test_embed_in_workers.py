@@ -132,3 +132,28 @@ def test_the_first_save_waits_while_answers_are_made(static_model_dir, tmp_path,
         assert not (built.folder / MANIFEST).exists()
     workspace.wait_for_saves()
     assert (built.folder / MANIFEST).exists()
+
+
+def test_a_closing_workspace_saves_without_waiting_for_a_pause(
+    static_model_dir, tmp_path, monkeypatch
+):
+    """``finish_saves`` (a server whose client has gone) starts the saves that wait for
+    answers to pause at once, and returns once the index is written."""
+    import threading
+
+    from nexus import workspace as module
+    from nexus.retrieval.index import MANIFEST
+
+    monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 3600.0)  # a pause that never comes
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache, workers=1))
+    (built,) = workspace.index()
+    assert not (built.folder / MANIFEST).exists()
+    closing = threading.Thread(target=workspace.finish_saves, daemon=True)
+    closing.start()
+    closing.join(timeout=120)  # liveness only: a save of a sample repository takes well under
+    assert not closing.is_alive()
+    assert (built.folder / MANIFEST).exists()
