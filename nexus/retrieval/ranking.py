@@ -129,7 +129,10 @@ class RankingRules:
     window_lines: int = 80
     #: ... and a neighbour joins a hit's window only when it scores at least this share
     #: of the hit (0: any neighbouring candidate), so windows grow only while they pay.
-    window_share: float = 0.5
+    #: 0.6 (was 0.5) with query feedback: fast tier, tuning half, 320/48, R@1k 0.643 ->
+    #: 0.656, R@2k +0.005, 37 fewer lines@10, NDCG@10 -0.003; doc MRR@10 -0.004 at ~20
+    #: fewer lines@5 (0.55-0.7 measured: bench/results/per_token.md).
+    window_share: float = 0.6
 
     def without(self, rule: str) -> RankingRules:
         """These rules with one boost or damping switched off (for the ablation)."""
