@@ -24,6 +24,15 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_repos"
 QUERIES = ["refund a payment", "validate the card number", "PaymentError"]
 
 
+def _copy_with_model(static_model_dir: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of ts-payments and a cache folder holding the fast tier's model."""
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    return repo, cache
+
+
 def test_workers_embed_and_count_as_the_parent_would(static_model_dir):
     repo = open_repository(SAMPLES / "ts-payments")
     prepare = EmbedInWorkers(str(static_model_dir))
@@ -43,10 +52,7 @@ def test_workers_embed_and_count_as_the_parent_would(static_model_dir):
 
 
 def test_a_fast_tier_build_scores_as_one_through_the_cache(static_model_dir, tmp_path):
-    repo = tmp_path / "ts-payments"
-    shutil.copytree(SAMPLES / "ts-payments", repo)
-    cache = tmp_path / "cache"
-    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    repo, cache = _copy_with_model(static_model_dir, tmp_path)
     workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache))
     (built,) = workspace.index()
     assert workspace.embedder.last_misses == len(built.index.chunks)
@@ -79,10 +85,7 @@ def test_a_first_build_chunks_the_files_as_the_walk_finds_them(
     still being read; the index is the one a build of the whole repository makes."""
     from nexus.runtime import stream
 
-    repo = tmp_path / "ts-payments"
-    shutil.copytree(SAMPLES / "ts-payments", repo)
-    cache = tmp_path / "cache"
-    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    repo, cache = _copy_with_model(static_model_dir, tmp_path)
     settings = Settings(tier="fast", cache_dir=cache, workers=1)
     workspace = Workspace.open(repo, settings)
     walk_done: list[bool] = []
@@ -121,10 +124,7 @@ def test_the_first_save_waits_while_answers_are_made(static_model_dir, tmp_path,
     from nexus.retrieval.index import MANIFEST
 
     monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 0.05)
-    repo = tmp_path / "ts-payments"
-    shutil.copytree(SAMPLES / "ts-payments", repo)
-    cache = tmp_path / "cache"
-    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    repo, cache = _copy_with_model(static_model_dir, tmp_path)
     workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache, workers=1))
     (built,) = workspace.index()
     with workspace._answer():  # an answer that takes a while
@@ -145,10 +145,7 @@ def test_a_closing_workspace_saves_without_waiting_for_a_pause(
     from nexus.retrieval.index import MANIFEST
 
     monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 3600.0)  # a pause that never comes
-    repo = tmp_path / "ts-payments"
-    shutil.copytree(SAMPLES / "ts-payments", repo)
-    cache = tmp_path / "cache"
-    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    repo, cache = _copy_with_model(static_model_dir, tmp_path)
     workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache, workers=1))
     (built,) = workspace.index()
     assert not (built.folder / MANIFEST).exists()
