@@ -13,7 +13,8 @@ right neighbourhood, and their vectors speak the code's own vocabulary, so the m
 query finds the units beside them (Rocchio's pseudo-relevance feedback, from the ranked
 hits rather than the raw cosines: those alone measured no better). Only a static model's
 index gets it: MiniLM reads the sentence itself, and feedback cost it 0.009-0.011 MRR@10
-on the doc-comment tuning sets (``bench/results/per_token.md``).
+on the doc-comment tuning sets and 0.012 R@1k on the tuning questions
+(``bench/results/per_token_docs.md``, ``per_token.md``).
 
 The store is anything that answers "the top n" and "scores for these keys"
 (``Store``); ``nexus.retrieval.index.VectorIndex`` is the one Nexus ships.
