@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import threading
+import time
 
 import pytest
 from helpers import GatedEmbedder
@@ -13,7 +14,7 @@ from ui_helpers import shown
 
 from nexus.config import ChunkConfig
 from nexus.retrieval.embedding import ModelUnavailableError
-from nexus.runtime.builds import BuildManager
+from nexus.runtime.builds import LOADING, BuildManager
 from nexus.ui import cache, indexing, repos
 from nexus.ui.fake_embedder import HashingEmbedder
 
@@ -394,16 +395,21 @@ def test_the_model_load_is_announced_and_keywords_answer_meanwhile(page, monkeyp
     monkeypatch.setattr(indexing, "EMBEDDER_FACTORY", lambda: embedder)
     monkeypatch.setattr(indexing, "BUILDS", BuildManager(memory=cache.memory))
     at = page("search").run()
+    (build,) = indexing.BUILDS.builds()
+    # Every file chunked, the model still loading (it never loads until ``loaded`` is set):
+    # waited for, as a loaded machine may not have started the build's thread by the rerun.
+    deadline = time.monotonic() + 60
+    while build.progress().phase != LOADING and time.monotonic() < deadline:
+        time.sleep(0.05)
     at.text_input(key="query").input("copy object delete original").run()
     assert not at.exception
     progress = shown(at.get("progress")[0].proto.text)
-    # Announced while files are still chunked (the first batch is in) or after.
     assert "loading the embedding model" in progress.lower()
     assert any("Partial: 0 of" in shown(w.value) for w in at.warning)
     assert any("Keyword (BM25)" in m.value for m in at.markdown)
     assert not any("chunks embedded so far" in m.value for m in at.markdown)
     embedder.loaded.set()
-    (build,) = indexing.BUILDS.builds()
+    assert indexing.BUILDS.builds() == [build]
     build.join(30)
     assert build.progress().phase == "done"
 
