@@ -110,8 +110,8 @@ PRESETS: dict[str, Preset] = {
             192,
             32,
             "for readers with 1-2k tokens to spend: on the held-out questions (fast tier) "
-            "ahead of the defaults and of 50-line windows on NDCG@10 and at 1k / 2k / 4k "
-            "tokens with 373 lines in the top 10 (R@1k 0.593 vs 0.580); costs 0.01-0.03 "
+            "ahead of the defaults at 1k / 2k / 4k tokens (R@1k 0.597 vs 0.585) with 341 "
+            "lines in the top 10 instead of 442, NDCG@10 0.005 behind; costs up to 0.03 "
             "doc-query MRR@10 (bench/results/per_token.md, per_token_docs.md)",
         ),
         Preset(
