@@ -63,6 +63,7 @@ class Case:
     dense: np.ndarray
     keyword: np.ndarray
     candidates: Candidates
+    model: str  # the index's: the rules apply as they do to it (``RankingRules.for_model``)
 
 
 # A run turns a case into the chunks (or windows) of its top 10.
@@ -78,7 +79,7 @@ def ranked(rules: RankingRules, k: int = 10) -> Run:
 
     def run(case: Case) -> list[Chunk]:
         found, query = case.candidates, case.question.query
-        top = rank(found.chunks, found.dense, found.keyword, query, k, rules)
+        top = rank(found.chunks, found.dense, found.keyword, query, k, rules.for_model(case.model))
         return [hit_chunk(found.chunks, x) for x in top]
 
     return run
@@ -134,6 +135,7 @@ def cases(
             index.cosines(vec),
             index.keyword_scores(q.query),
             candidates_for(index, vec, q.query, rules),
+            index.model,
         )
         for q, vec in zip(questions, vectors, strict=True)
     ]

@@ -28,7 +28,6 @@ from typing import Protocol
 
 import numpy as np
 
-from nexus.retrieval.embedding import is_static_model
 from nexus.retrieval.ranking import RankingRules, query_names, rank
 from nexus.types import Chunk
 
@@ -76,12 +75,14 @@ def candidates_for(
     """The candidates the ranking stage scores for the query: ``select``'s, chosen again
     with the query's vector moved toward its best hits when ``rules.feedback`` is on, the
     store's vectors are a static model's and the query is a sentence (see the module doc).
-    The keyword scores are computed once for both passes."""
+    The keyword scores are computed once for both passes. ``rules`` apply as they do to
+    the store's model (``RankingRules.for_model``)."""
+    rules = rules.for_model(store.model)
     if len(store) == 0:
         return select(store, query_vec, text, rules.candidates)
     keyword = store.keyword_scores(text)
     first = select(store, query_vec, text, rules.candidates, rules.definition_lookup, keyword)
-    if not (rules.feedback and rules.feedback_hits > 0 and is_static_model(store.model)):
+    if not (rules.feedback and rules.feedback_hits > 0):
         return first
     if query_names(text)[1]:  # a name: its definition evidence decides, feedback moved nothing
         return first

@@ -73,6 +73,7 @@ def search(
 def _ranked(
     index: VectorIndex, query_vec: np.ndarray, text: str, k: int, rules: RankingRules
 ) -> list[Hit]:
+    rules = rules.for_model(index.model)
     found = candidates_for(index, query_vec, text, rules)
     ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules)
     return [

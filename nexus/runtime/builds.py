@@ -297,7 +297,7 @@ class IndexBuild:
             keywords = self._keywords_of(chunks, chunking)
         scores = keywords.scores(query)
         if rules is not None:
-            return keyword_ranked(chunks, scores, query, k, rules)
+            return keyword_ranked(chunks, scores, query, k, rules.for_model(self.embedder.name))
         order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
         return [
             Hit(chunk=chunks[i], score=float(scores[i]), rank=rank, key=i)

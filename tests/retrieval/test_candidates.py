@@ -4,6 +4,7 @@ define the name, from the symbol table over every chunk."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from nexus.retrieval.candidates import candidates_for, select
 from nexus.retrieval.index import VectorIndex
@@ -95,3 +96,20 @@ def test_query_feedback_keeps_the_keyword_candidates_and_an_empty_index_empty() 
     assert found.keyword.tolist()[0] > 0  # ``named`` matched by its words, both passes
     empty = VectorIndex.build([], np.zeros((0, 4), dtype=np.float32), "words-static64")
     assert len(candidates_for(empty, query, "parse", RankingRules())) == 0
+
+
+def test_a_contextual_models_cosine_earns_the_larger_share_of_a_sentence() -> None:
+    """MiniLM reads the sentence itself: its cosine gets ``contextual_dense`` of the
+    fusion (0.6), a static model's ``natural_dense`` (0.5), so the keyword match
+    ``parseCookie`` leads over the static index and the nearest vector over MiniLM's."""
+    query, text = np.array([1, 0, 0, 0], dtype=np.float32), "parse the cookie"
+    rules = RankingRules(feedback=0.0)
+    static = search(_feedback_index(), query, text, 3, rules=rules)
+    minilm = search(_feedback_index("all-MiniLM-L6-v2"), query, text, 3, rules=rules)
+    assert [h.chunk.id for h in static][:2] == ["named", "dense"]
+    assert [h.chunk.id for h in minilm][:2] == ["dense", "named"]
+    assert {p.name: p.value for p in minilm[0].parts}["dense"] == pytest.approx(0.6)
+    assert {p.name: p.value for p in static[1].parts}["dense"] == pytest.approx(0.5)
+    assert rules.for_model("all-MiniLM-L6-v2").for_model("all-MiniLM-L6-v2") == rules.for_model(
+        "all-MiniLM-L6-v2"
+    )

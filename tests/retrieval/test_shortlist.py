@@ -104,7 +104,9 @@ def test_ranked_search_matches_the_ranking_stage_over_every_chunk(monkeypatch, q
         dense, keyword = index.cosines(vector), index.keyword_scores(query)
         keys = np.union1d(np.argpartition(-dense, 119)[:120], top_keyword_keys(keyword, 120))
         chunks = [index.chunk(int(key)) for key in keys]
-        reference = rank(chunks, dense[keys], keyword[keys], query, 10, rules)
+        reference = rank(
+            chunks, dense[keys], keyword[keys], query, 10, rules.for_model(index.model)
+        )
         assert index._half is not None  # the float16 pass was used
         assert [h.key for h in hits] == [keys[r.key] for r in reference]
         np.testing.assert_allclose([h.score for h in hits], [r.score for r in reference], atol=1e-6)
