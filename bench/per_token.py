@@ -113,6 +113,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "AST 320/48, windows join at 0.7": ({"window_share": 0.7}, "320-48"),
     # The dense share over a MiniLM index (2 Dec, seventh session): 0.6 since, 0.5 before.
     "AST 320/48, contextual dense 0.5": ({"contextual_dense": 0.5}, "320-48"),
+    "contextual dense 0.5": ({"contextual_dense": 0.5}, ""),
     "AST 320/48, contextual dense 0.55": ({"contextual_dense": 0.55}, "320-48"),
     "AST 320/48, contextual dense 0.65": ({"contextual_dense": 0.65}, "320-48"),
     "AST 320/48, contextual dense 0.7": ({"contextual_dense": 0.7}, "320-48"),
