@@ -44,9 +44,17 @@ from nexus.retrieval.tiers import QUALITY, TIERS  # noqa: E402
 RESULTS = ROOT / "bench" / "results"
 TOLERANCE = 0.01
 #: The ranking rules before 2 Dec (100 candidates, any neighbour joins a window, name words
-#: 0.05, no query feedback): the reference every other setting is held to. The Rust-only
-#: rules of 2 Dec (test modules, impl blocks) touch none of these sets.
-BEFORE = replace(DEFAULT_RULES, candidates=100, window_share=0.0, name_words=0.05, feedback=0.0)
+#: 0.05, no query feedback, a dense share of 0.5 whatever the model): the reference every
+#: other setting is held to. The Rust-only rules of 2 Dec (test modules, impl blocks) touch
+#: none of these sets.
+BEFORE = replace(
+    DEFAULT_RULES,
+    candidates=100,
+    window_share=0.0,
+    name_words=0.05,
+    feedback=0.0,
+    contextual_dense=0.5,
+)
 #: The settings compared: strategy, AST budgets (max, min) and the ranking rules.
 SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 512/64, rules before 2 Dec": ("ast", (512, 64), BEFORE),
