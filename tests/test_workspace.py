@@ -200,6 +200,14 @@ def test_keyword_hits_of_a_build_go_through_the_ranking_stage(tmp_path):
     assert [h.chunk.id for h in ranked] == ["def", "caller"]
     assert {p.name for p in ranked[0].parts} >= {"dense", "keyword"}
     assert sum(p.value for p in ranked[0].parts) == pytest.approx(ranked[0].score)
+    # A sentence's keyword share is the one a dense search of this model's index gives
+    # (``RankingRules.for_model``: 0.4 beside a contextual model's 0.6), so the "why"
+    # does not change when the vectors come.
+    sentence = build.keyword_hits("where is the cookie header parsed", 2, DEFAULT_RULES)
+    share = 1 - DEFAULT_RULES.for_model(embedder.name).natural_dense
+    assert share == pytest.approx(0.4)
+    best = max(dict((p.name, p.value) for p in h.parts).get("keyword", 0) for h in sentence)
+    assert best == pytest.approx(share)
 
 
 def test_with_no_event_from_the_kernel_no_file_is_stat_ed(repo, tmp_path, monkeypatch):
