@@ -105,6 +105,7 @@ def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
     from functools import partial
 
     from nexus.config import load_model_path
+    from nexus.retrieval.embedding import resolve_precision
     from nexus.retrieval.index import VectorIndex
     from nexus.runtime import ray_engine
 
@@ -119,7 +120,9 @@ def _ray_builder(args: argparse.Namespace, repo, embedder, store, folders):
                 repo,
                 config,
                 folders[0] or store.folder(identity),
-                embedder=partial(ray_engine.model_embedder, config.words_view, model),
+                embedder=partial(
+                    ray_engine.model_embedder, config.words_view, model, resolve_precision()
+                ),
                 model=embedder.name,
                 cache=str(cache_folder(args)),
                 custom_profiles=custom_profiles_from_args(args),

@@ -192,12 +192,14 @@ class _EmbedChunks:
         )
 
 
-def model_embedder(words_view: bool, model_path: str | None) -> Embedder:
-    """The CLI's embedder inside an actor: the model on one thread (one actor per core)."""
+def model_embedder(words_view: bool, model_path: str | None, precision: str) -> Embedder:
+    """The CLI's embedder inside an actor: the model on one thread (one actor per core), in
+    the precision the driver chose (``resolve_precision`` there), so an index never mixes
+    vectors of workers whose CPUs would choose differently."""
     import torch
 
     torch.set_num_threads(1)
-    return default_embedder(words_view=words_view, model_path=model_path)
+    return default_embedder(words_view=words_view, model_path=model_path, precision=precision)
 
 
 @dataclass

@@ -17,6 +17,8 @@ from nexus.retrieval.embedding import (
     EmbeddingCancelled,
     ModelUnavailableError,
     SentenceTransformerEmbedder,
+    cpu_flags,
+    resolve_precision,
 )
 from nexus.retrieval.textview import code_as_words, identifier_words
 
@@ -139,6 +141,50 @@ def test_dual_view_embeds_as_written_and_as_words_and_averages() -> None:
 def test_missing_model_folder_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(ModelUnavailableError, match="no embedding model found"):
         SentenceTransformerEmbedder(tmp_path / "nope")
+
+
+def test_precision_is_bfloat16_only_where_the_cpu_multiplies_it_natively(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.delenv("NEXUS_MODEL_PRECISION", raising=False)
+    avx2 = frozenset({"avx2", "fma"})
+    assert resolve_precision(flags=avx2) == "float32"
+    assert resolve_precision(flags=avx2 | {"avx512_bf16"}) == "bfloat16"
+    assert resolve_precision(flags=avx2 | {"amx_bf16"}) == "bfloat16"
+    assert resolve_precision("float32", flags=frozenset({"avx512_bf16"})) == "float32"
+    monkeypatch.setenv("NEXUS_MODEL_PRECISION", "float32")
+    assert resolve_precision(flags=frozenset({"avx512_bf16"})) == "float32"
+    monkeypatch.setenv("NEXUS_MODEL_PRECISION", "half")
+    with pytest.raises(ValueError, match="unknown model precision 'half'"):
+        resolve_precision()
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512_bf16\n")
+    assert cpu_flags(cpuinfo) == {"fpu", "avx2", "avx512_bf16"}
+    assert cpu_flags(tmp_path / "missing") == frozenset()
+
+
+def test_vectors_in_bfloat16_are_named_apart_from_float32s() -> None:
+    as_float32 = SentenceTransformerEmbedder(precision="float32")
+    as_bfloat16 = SentenceTransformerEmbedder(precision="bfloat16")
+    assert as_float32.name == "all-MiniLM-L6-v2"
+    assert as_bfloat16.name == "all-MiniLM-L6-v2-bf16"
+    assert DualView(as_bfloat16).name == "all-MiniLM-L6-v2-bf16+dual"
+
+
+@pytest.mark.model
+def test_bfloat16_vectors_agree_with_float32s() -> None:
+    """The cheaper arithmetic keeps the model: each vector within cosine 0.99 of the
+    float32 one, and the same text ranked first."""
+    texts = [
+        "export function parseCookies(header) { return header.split(';').map(trim); }",
+        "class Router { route(path) { this.stack.push(new Layer(path)); } }",
+        "parse the cookie header into a map",
+    ]
+    exact = SentenceTransformerEmbedder(precision="float32").encode(texts)
+    cheap = SentenceTransformerEmbedder(precision="bfloat16").encode(texts)
+    assert cheap.dtype == np.float32
+    assert np.all(np.sum(exact * cheap, axis=1) > 0.99)
+    assert np.argmax(cheap[:2] @ cheap[2]) == np.argmax(exact[:2] @ exact[2]) == 0
 
 
 @pytest.mark.model

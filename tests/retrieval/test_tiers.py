@@ -154,13 +154,16 @@ def test_missing_model2vec_says_how_to_install(static_model_dir, monkeypatch, tm
     assert not (tmp_path / STATIC_MODEL_NAME).exists()
 
 
-def test_fast_tier_loads_from_the_cache_folder(tmp_path, static_model_dir):
+def test_fast_tier_loads_from_the_cache_folder(tmp_path, static_model_dir, monkeypatch):
+    monkeypatch.setenv("NEXUS_MODEL_PRECISION", "float32")
     shutil.copytree(static_model_dir, models_dir(tmp_path) / STATIC_MODEL_NAME)
     fast = tier_embedder("fast", cache_dir=tmp_path)
     plain = tier_embedder("fast", words_view=False, cache_dir=tmp_path)
     assert isinstance(fast, DualView) and fast.name == f"{STATIC_MODEL_NAME}+dual"
     assert plain.name == STATIC_MODEL_NAME
     assert tier_embedder("quality").name == "all-MiniLM-L6-v2+dual"
+    monkeypatch.setenv("NEXUS_MODEL_PRECISION", "bfloat16")
+    assert tier_embedder("quality").name == "all-MiniLM-L6-v2-bf16+dual"
 
 
 def test_tiers_never_share_cached_vectors(tmp_path, static_model_dir):

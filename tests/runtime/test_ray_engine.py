@@ -27,7 +27,7 @@ from nexus import cli  # noqa: E402
 from nexus.chunking.pipeline import chunk_repository  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
-from nexus.retrieval.embedding import DualView  # noqa: E402
+from nexus.retrieval.embedding import DualView, SentenceTransformerEmbedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,11 @@ def test_ray_chunk_needs_an_output_folder(capsys) -> None:
 
 
 @pytest.mark.model
-def test_ray_index_embeds_in_actors_and_search_opens_it(real_embedder, tmp_path, capsys) -> None:
+def test_ray_index_embeds_in_actors_and_search_opens_it(tmp_path, capsys, monkeypatch) -> None:
+    """The actors' vectors are the local model's to 1e-4: in float32, which every worker
+    takes from the driver (bfloat16's depend on how texts are batched, in the third
+    decimal, whichever engine embeds them)."""
+    monkeypatch.setenv("NEXUS_MODEL_PRECISION", "float32")
     repo = tmp_path / "ts-payments"
     shutil.copytree(SAMPLES / "ts-payments", repo)
     cache = tmp_path / "cache"
@@ -81,7 +85,9 @@ def test_ray_index_embeds_in_actors_and_search_opens_it(real_embedder, tmp_path,
     index = VectorIndex.load(folder)
     local = chunk_repository(open_repository(repo), ChunkConfig())
     assert [c.id for c in index.chunks] == [c.id for c in local] == table.column("id").to_pylist()
-    expected = DualView(real_embedder).encode([c.embedding_text for c in local])
+    assert index.model == "all-MiniLM-L6-v2+dual"
+    model = SentenceTransformerEmbedder(precision="float32")
+    expected = DualView(model).encode([c.embedding_text for c in local])
     np.testing.assert_allclose(np.asarray(index.vectors), expected, atol=1e-4)
     vectors = np.stack(table.column("vector").to_numpy(zero_copy_only=False))
     np.testing.assert_allclose(vectors, expected, atol=1e-4)
