@@ -47,6 +47,9 @@ class SearchAnswer:
     tier: str
     model: str
     fresh: Freshness
+    #: The model that scored the fast tier's best hits again (``nexus.retrieval.rescore``;
+    #: "" when none did).
+    rescored_by: str = ""
 
     @property
     def tokens_used(self) -> int:

@@ -56,7 +56,8 @@ from nexus.retrieval.embedding import (
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.lexical import LexicalIndex
-from nexus.retrieval.ranking import rules_for
+from nexus.retrieval.ranking import RankingRules, rules_for
+from nexus.retrieval.rescore import RESCORE_DEPTH, rescore, rescore_texts
 from nexus.retrieval.search import Hit
 from nexus.retrieval.store import (
     Builder,
@@ -69,7 +70,7 @@ from nexus.retrieval.store import (
     identity_for,
     open_or_build,
 )
-from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, StaticEmbedder, tier_embedder
+from nexus.retrieval.tiers import DEFAULT_TIER, QUALITY, TIERS, StaticEmbedder, tier_embedder
 from nexus.types import Chunk
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ class Settings:
     ``config``: the chunk and search settings; ``tier``: ``quality`` or ``fast``
     (``nexus.retrieval.tiers``); ``cache_dir``: embedding cache, saved indexes and scans
     (default ``$NEXUS_CACHE_DIR``); ``files``: which files are read (selection, allowed
-    roots); ``workers``: chunking processes (default: all cores for a large repository).
+    roots); ``workers``: chunking processes (default: all cores for a large repository);
+    ``rescore``: the fast tier's best hits scored again by the quality tier's model.
     """
 
     config: ChunkConfig = field(default_factory=ChunkConfig)
@@ -118,6 +120,9 @@ class Settings:
     files: IngestSettings = field(default_factory=IngestSettings)
     custom_profiles: Mapping[str, Profile] | None = None
     workers: int | None = None
+    #: With the fast tier and the ranking stage: its best hits scored again by MiniLM
+    #: (``nexus.retrieval.rescore``), the model loaded and those chunks embedded on demand.
+    rescore: bool = True
 
     def __post_init__(self) -> None:
         if self.tier not in TIERS:
@@ -194,6 +199,8 @@ class Workspace:
         self._answering = 0  # answers being made now
         self._fresh = Freshness()
         self._queries: dict[str, np.ndarray] = {}  # query -> vector, oldest first
+        self._rescorer_embedder: CachedEmbedder | None = None
+        self._no_rescorer = ""  # why the fast tier's hits are not scored again, if so
 
     @classmethod
     def open(
@@ -513,10 +520,16 @@ class Workspace:
             vectors = self.query_vectors(queries)
             rules = rules_for(self.config)
             answers = []
+            rescorer = self._rescorer() if rules is not None else None
             for query, vector, budget in zip(queries, vectors, budgets, strict=True):
                 # A budget is read as deep as it lasts: its hits are the ones it reads.
                 depth = k if budget is None else max(k, READ_DEPTH)
-                hits = live.search(vector, query, depth, self.config.lexical_weight, rules)
+                asked = max(depth, RESCORE_DEPTH) if rescorer is not None else depth
+                hits = live.search(vector, query, asked, self.config.lexical_weight, rules)
+                rescored_by = ""
+                if rescorer is not None and rules is not None:
+                    hits, rescored_by = self._rescored(rescorer, hits, query, rules)
+                hits = hits[:depth]
                 if not explain:
                     hits = [replace(hit, parts=()) for hit in hits]
                 reads = read_within([hit.chunk for hit in hits], budget, self.config.encoding)
@@ -531,9 +544,35 @@ class Workspace:
                         self.settings.tier,
                         self.embedder.name,
                         self._fresh,
+                        rescored_by,
                     )
                 )
             return answers
+
+    def _rescorer(self) -> CachedEmbedder | None:
+        """The quality tier's embedder (behind the cache) that scores the fast tier's best
+        hits again; None when this workspace answers with another model, is told not to,
+        or the model could not be loaded before."""
+        if not (self.settings.rescore and is_static(self.embedder)) or self._no_rescorer:
+            return None
+        if self._rescorer_embedder is None:
+            self._rescorer_embedder = open_embedder(
+                replace(self.settings, tier=QUALITY, model_path=None)
+            )
+        return self._rescorer_embedder
+
+    def _rescored(
+        self, rescorer: CachedEmbedder, hits: list[Hit], query: str, rules: RankingRules
+    ) -> tuple[list[Hit], str]:
+        """``hits`` with the best ``RESCORE_DEPTH`` scored again (``rescore``), and the
+        model that did it; as they were, and "", when the model cannot be loaded."""
+        try:
+            vectors = rescorer.encode([query, *rescore_texts(hits)])
+        except ModelUnavailableError as exc:
+            self._no_rescorer = str(exc)
+            return hits, ""
+        cosines = vectors[1:] @ vectors[0]
+        return rescore(hits, cosines.tolist(), query, rules), rescorer.name
 
     def query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
         """The queries' vectors, embedded once per workspace (a query asked of both

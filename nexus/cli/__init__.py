@@ -20,6 +20,7 @@ from nexus.cli.common import (
     add_embedding_options,
     add_engine_options,
     add_file_options,
+    add_rescore_option,
     add_search_options,
 )
 from nexus.cli.evaluate import cmd_eval
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         'tokens used (batch: a record\'s "budget" field, this flag by default)',
     )
     add_search_options(search)
+    add_rescore_option(search)
     search.set_defaults(run=cmd_search)
 
     evaluate = verbs.add_parser("eval", help="run a query set against line-based and AST chunks")
@@ -160,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_chunk_options(mcp)
     add_embedding_options(mcp)
+    add_rescore_option(mcp)
     mcp.add_argument(
         "--warm",
         action=argparse.BooleanOptionalAction,

@@ -101,6 +101,16 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_rescore_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-rescore",
+        dest="rescore",
+        action="store_false",
+        help="with --tier fast: keep the fast tier's order (by default its best 30 hits are "
+        "scored again by the quality tier's model, embedded on demand and cached)",
+    )
+
+
 def add_search_options(parser: argparse.ArgumentParser) -> None:
     add_embedding_options(parser)
     parser.add_argument(

@@ -35,6 +35,7 @@ def workspace_settings(args: argparse.Namespace, config: ChunkConfig):
         files=ingest_settings_from_args(args),
         custom_profiles=custom_profiles_from_args(args),
         workers=args.workers,
+        rescore=getattr(args, "rescore", True),
     )
 
 

@@ -276,6 +276,7 @@ def search_record(workspace: Workspace, answer) -> dict[str, Any]:  # noqa: ANN0
         "strategy": answer.strategy,
         "tier": answer.tier,
         "model": answer.model,
+        "rescored_by": answer.rescored_by or None,
         "fresh": answer.fresh.describe(),
         "budget_tokens": answer.budget,
         "tokens_used": answer.tokens_used,

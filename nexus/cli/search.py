@@ -129,7 +129,7 @@ def _spent(answers: dict, budget: int | None) -> dict[str, object]:
 def _answered_by(answers: dict) -> dict[str, object]:
     """Which tier and model answered (every index of one workspace has the same)."""
     answer = next(iter(answers.values()))
-    return {"tier": answer.tier, "model": answer.model}
+    return {"tier": answer.tier, "model": answer.model, "rescored_by": answer.rescored_by or None}
 
 
 def _tokens(hit, read, budget: int | None) -> int:

@@ -35,6 +35,8 @@ class Hit:
     key: int
     #: With the ranking stage: the terms that add up to ``score`` (dense, keyword, boosts).
     parts: tuple[ScorePart, ...] = ()
+    #: For a window of neighbours: the chunk that ranked (``chunk`` is the whole window).
+    head: Chunk | None = None
 
 
 def search(
@@ -77,7 +79,14 @@ def _ranked(
     found = candidates_for(index, query_vec, text, rules)
     ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules)
     return [
-        Hit(hit_chunk(found.chunks, r), r.score, position, int(found.keys[r.key]), r.parts)
+        Hit(
+            hit_chunk(found.chunks, r),
+            r.score,
+            position,
+            int(found.keys[r.key]),
+            r.parts,
+            found.chunks[r.key] if r.window else None,
+        )
         for position, r in enumerate(ranked, start=1)
     ]
 

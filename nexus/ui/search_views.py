@@ -18,6 +18,7 @@ from nexus.evaluation.query_sets import Target
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.preview import hit_preview
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind
+from nexus.retrieval.rescore import RESCORE_DEPTH
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
 from nexus.types import Chunk
@@ -96,8 +97,15 @@ def _toggle_hit(toggle: str, chunk: Chunk) -> None:
 
 
 def answered_by(answer: SearchAnswer) -> str:
-    """Which tier and model answered (the fast tier's static model or MiniLM)."""
-    return f"Answered by the {answer.tier} tier ({safe.code(answer.model)})."
+    """Which tier and model answered (the fast tier's static model or MiniLM), and the
+    model that scored the fast tier's best hits again, if one did."""
+    line = f"Answered by the {answer.tier} tier ({safe.code(answer.model)})"
+    if answer.rescored_by:
+        line += (
+            f", its best {RESCORE_DEPTH} hits scored again by the quality tier's model "
+            f"({safe.code(answer.rescored_by)})"
+        )
+    return line + "."
 
 
 def ranking_caption(query: str) -> str:

@@ -213,7 +213,14 @@ def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_mo
     assert hits["AST"][0]["file"] == "src/services/refund.ts"
     manifests = [p.read_text() for p in (cache / "indexes").glob("*/manifest.json")]
     assert manifests and all(f"{STATIC_MODEL_NAME}+dual" in m for m in manifests)
-    assert EmbeddingCache(cache).count() == 0  # the CLI's chunking workers embedded
+    vectors = EmbeddingCache(cache)
+    assert vectors.count(f"{STATIC_MODEL_NAME}+dual") == 0  # the chunking workers embedded
+    # ... and MiniLM's vectors of the hits it scored again (and of the query) are cached
+    assert hits["rescored_by"].startswith("all-MiniLM-L6-v2")
+    assert vectors.count(hits["rescored_by"]) == vectors.count() > 0
+    assert main([*argv, "--json", "--no-rescore"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert plain["rescored_by"] is None and plain["AST"][0]["parts"]["dense"] > 0
 
 
 def test_eval_sweep_over_target_files_and_a_sample(capsys, tmp_path, static_model_dir):
