@@ -35,9 +35,9 @@ from nexus.evaluation.metrics import render_markdown  # noqa: E402
 from nexus.evaluation.questions import METRICS, question_scores  # noqa: E402
 from nexus.retrieval.budget import READ_DEPTH  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
-from nexus.retrieval.ranking import DEFAULT_RULES, hit_chunk, rank  # noqa: E402
+from nexus.retrieval.ranking import DEFAULT_RULES, rank  # noqa: E402
 from nexus.retrieval.rescore import RESCORE_DEPTH, rescore, rescore_texts  # noqa: E402
-from nexus.retrieval.search import Hit  # noqa: E402
+from nexus.retrieval.search import Hit, ranked_hits  # noqa: E402
 from nexus.retrieval.tiers import FAST, QUALITY  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -49,17 +49,7 @@ def fast_hits(case) -> list[Hit]:
     """The fast tier's ranked hits of one question, as ``search`` returns them."""
     found, rules = case.candidates, DEFAULT_RULES.for_model(case.model)
     top = rank(found.chunks, found.dense, found.keyword, case.question.query, READ_DEPTH, rules)
-    return [
-        Hit(
-            hit_chunk(found.chunks, r),
-            r.score,
-            position,
-            int(found.keys[r.key]),
-            r.parts,
-            found.chunks[r.key] if r.window else None,
-        )
-        for position, r in enumerate(top, start=1)
-    ]
+    return ranked_hits(found, top)
 
 
 def measure(split: str, depths: list[int], strategy: str) -> dict[str, dict[str, float]]:

@@ -13,13 +13,14 @@ one process (``nexus search --queries``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.retrieval.candidates import candidates_for
+from nexus.retrieval.candidates import Candidates, candidates_for
 from nexus.retrieval.index import VectorIndex
-from nexus.retrieval.ranking import RankingRules, ScorePart, hit_chunk, rank
+from nexus.retrieval.ranking import Ranked, RankingRules, ScorePart, hit_chunk, rank
 from nexus.types import Chunk
 
 
@@ -77,7 +78,12 @@ def _ranked(
 ) -> list[Hit]:
     rules = rules.for_model(index.model)
     found = candidates_for(index, query_vec, text, rules)
-    ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules)
+    return ranked_hits(found, rank(found.chunks, found.dense, found.keyword, text, k, rules))
+
+
+def ranked_hits(found: Candidates, ranked: Sequence[Ranked]) -> list[Hit]:
+    """The ranking stage's ``ranked`` candidates of ``found`` as hits, best first: keyed
+    by their place in the index, a window shown whole with the chunk that ranked."""
     return [
         Hit(
             hit_chunk(found.chunks, r),
