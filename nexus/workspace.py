@@ -52,6 +52,7 @@ from nexus.retrieval.embedding import (
     Embedder,
     EmbeddingCancelled,
     ModelUnavailableError,
+    resolve_precision,
 )
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
 from nexus.retrieval.index import VectorIndex
@@ -146,6 +147,27 @@ def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) 
         say=say,
     )
     return CachedEmbedder(inner, cache)
+
+
+#: The quality tier's embedders that re-score fast-tier hits, one per cache, view and
+#: precision in a process: the Search page opens a workspace per answer and MCP one per
+#: repository, and MiniLM should load once for all of them.
+_RESCORERS: dict[tuple[str, int | None, bool, str], CachedEmbedder] = {}
+_RESCORERS_LOCK = threading.Lock()
+
+
+def shared_rescorer(settings: Settings) -> CachedEmbedder:
+    """The quality tier's embedder, behind ``settings``' cache, shared in this process."""
+    key = (
+        str(settings.cache_folder),
+        settings.cache_max_bytes,
+        settings.config.words_view,
+        resolve_precision(),
+    )
+    with _RESCORERS_LOCK:
+        if key not in _RESCORERS:
+            _RESCORERS[key] = open_embedder(replace(settings, tier=QUALITY, model_path=None))
+        return _RESCORERS[key]
 
 
 def is_static(embedder: Embedder) -> bool:
@@ -556,9 +578,7 @@ class Workspace:
         if not (self.settings.rescore and is_static(self.embedder)) or self._no_rescorer:
             return None
         if self._rescorer_embedder is None:
-            self._rescorer_embedder = open_embedder(
-                replace(self.settings, tier=QUALITY, model_path=None)
-            )
+            self._rescorer_embedder = shared_rescorer(self.settings)
         return self._rescorer_embedder
 
     def _rescored(

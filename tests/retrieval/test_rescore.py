@@ -89,6 +89,8 @@ def test_the_fast_tier_answers_with_its_best_hits_scored_by_minilm(static_model_
     again = workspace.search("refund a payment", 5)
     assert workspace._rescorer_embedder.last_misses == 0  # the chunks' vectors were cached
     assert [h.chunk.id for h in again.hits] == [h.chunk.id for h in answer.hits]
+    other = Workspace(workspace.repo, workspace.settings, workspace.embedder)
+    assert other._rescorer() is workspace._rescorer()  # MiniLM loads once per process
 
 
 def test_the_fast_tier_keeps_its_order_when_told_or_without_the_model(
