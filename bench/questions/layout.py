@@ -12,8 +12,10 @@ match its ``include`` globs. Nothing is vendored into this repository.
     python bench/questions/layout.py --check
 
 ``--check`` validates every record of ``repos/*.jsonl`` against the laid-out trees:
-fields, categories, that each target file exists and each line range lies inside it.
-It prints counts per repo, split, language and category and exits 1 on any problem.
+fields, categories (semantic, architecture, symbol, topical), the number of targets per
+category, that a topical query has 2 to 5 words, that each target file exists and each
+line range lies inside it. It prints counts per repo, split, language, category and
+split/category, and exits 1 on any problem.
 
 Kinds and what they need on the machine:
 
@@ -50,7 +52,9 @@ DEFAULT_WORK = Path(os.environ.get("NEXUS_QUESTIONS_WORK", "/tmp/nexus-questions
 KINDS = ("pypi", "npm", "debian", "debian-source", "github")
 LANGUAGES = ("python", "go", "java", "javascript", "typescript", "rust")
 SPLITS = ("tune", "heldout")
-CATEGORIES = ("semantic", "architecture", "symbol")
+CATEGORIES = ("semantic", "architecture", "symbol", "topical")
+# most targets a record may name; topical queries name every span of their topic
+TARGET_LIMITS = {"semantic": 3, "architecture": 4, "symbol": 3, "topical": 6}
 STAMP_DIR = ".stamps"  # under WORK, so the laid-out trees hold only their own files
 DEB_SRC_FILE = Path("/etc/apt/sources.list.d/nexus-questions-src.sources")
 DEB_SRC_ENTRY = """Types: deb-src
@@ -348,6 +352,7 @@ def check(work: Path) -> int:
         "split": Counter(),
         "language": Counter(),
         "category": Counter(),
+        "split/category": Counter(),
     }
     per_repo_cat: dict[str, Counter[str]] = {}
     seen: set[str] = set()
@@ -393,7 +398,9 @@ def check(work: Path) -> int:
                 problems.append(f"{where}: category {rec['category']!r}")
             if not rec["query"].strip():
                 problems.append(f"{where}: empty query")
-            limit = 4 if rec["category"] == "architecture" else 3
+            if rec["category"] == "topical" and not 2 <= len(rec["query"].split()) <= 5:
+                problems.append(f"{where}: a topical query has 2 to 5 words")
+            limit = TARGET_LIMITS.get(rec["category"], 3)
             if not 1 <= len(rec["targets"]) <= limit:
                 problems.append(f"{where}: {len(rec['targets'])} targets (1-{limit})")
             for ref in rec["targets"]:
@@ -404,12 +411,13 @@ def check(work: Path) -> int:
             per["split"][manifest.split] += 1
             per["language"][manifest.language] += 1
             per["category"][rec["category"]] += 1
+            per["split/category"][f"{manifest.split}/{rec['category']}"] += 1
             per_repo_cat.setdefault(name, Counter())[rec["category"]] += 1
     for repo, count in sorted(per["repo"].items()):
         m = manifests[repo]
         cats = " ".join(f"{c}={per_repo_cat[repo][c]}" for c in CATEGORIES)
         print(f"{repo:24} {m.language:11} {m.split:8} {count:3}  {cats}")
-    for key in ("split", "language", "category"):
+    for key in ("split", "language", "category", "split/category"):
         print(f"by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(per[key].items())))
     print(f"total: {sum(per['repo'].values())} queries in {len(per['repo'])} repos")
     for problem in problems:
