@@ -2,7 +2,7 @@
 
 A record names one or more primary ``targets`` (a file, or a file and a line range) and
 optional ``secondary`` places, and a ``category`` (``semantic``, ``architecture``,
-``symbol``)::
+``symbol``, ``topical``: a short search-box phrase)::
 
     {"id": "q1", "query": "where are cookies parsed", "category": "semantic",
      "targets": [{"file": "src/cookie.ts", "start_line": 10, "end_line": 42}]}
@@ -46,7 +46,7 @@ from nexus.retrieval.ranking import RankingRules
 from nexus.retrieval.search import search
 from nexus.types import Chunk
 
-CATEGORIES = ("semantic", "architecture", "symbol")
+CATEGORIES = ("semantic", "architecture", "symbol", "topical")
 METRICS = ("NDCG@10", "MRR@10", "R@5")
 K = 10
 _EXAMPLE = (

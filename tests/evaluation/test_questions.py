@@ -36,12 +36,14 @@ def test_parses_files_ranges_categories_and_secondary_places() -> None:
                 secondary=[{"file": "c.ts"}],
             ),
             _line(id=2, query="getCookie", category="symbol", targets=[{"file": "a.ts"}]),
+            _line(id=3, query="cookie parsing", category="topical", targets=[{"file": "a.ts"}]),
         ]
     )
-    first, second = parse_questions(data)
+    first, second, third = parse_questions(data)
     assert first.targets == (Place("a.ts", 3, 9), Place("b.ts"))
     assert first.secondary == (Place("c.ts"),)
     assert (second.id, second.category) == ("2", "symbol")
+    assert (third.id, third.category) == ("3", "topical")
     assert is_question_set(data)
     old_format = _line(id="q", query="x", target={"file": "a", "start_line": 1, "end_line": 2})
     assert not is_question_set(old_format)
@@ -107,12 +109,15 @@ def test_ndcg_on_hand_checked_examples() -> None:
 def test_summaries_per_category() -> None:
     semantic = Question("s", "x", "semantic", (Place("a.ts"),))
     symbol = Question("y", "x", "symbol", (Place("a.ts"),))
+    topical = Question("t", "x y", "topical", (Place("a.ts"),))
     rows = [
         QuestionRow(semantic, {"NDCG@10": 1.0, "MRR@10": 1.0, "R@5": 1.0}, ()),
         QuestionRow(symbol, {"NDCG@10": 0.0, "MRR@10": 0.0, "R@5": 0.0}, ()),
+        QuestionRow(topical, {"NDCG@10": 0.5, "MRR@10": 0.5, "R@5": 1.0}, ()),
     ]
     summary = summarize(rows)
     assert summary["all"]["NDCG@10"] == 0.5
+    assert summary["topical"] == {"n": 1, "NDCG@10": 0.5, "MRR@10": 0.5, "R@5": 1.0}
     assert summary["symbol"]["n"] == 1
     assert summary["semantic"]["MRR@10"] == 1.0
 
