@@ -43,7 +43,7 @@ from machine import machine
 
 from nexus.chunking.analysis import FileAnalysis, analyze
 from nexus.chunking.fragmentation import summarize, unit_fates
-from nexus.chunking.languages import get_parser, parse
+from nexus.chunking.grammar import get_parser, parse
 from nexus.chunking.pipeline import chunk_analysis
 from nexus.chunking.tokens import clear_shared_counts, get_encoding
 from nexus.config import ChunkConfig

@@ -61,7 +61,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine  # noqa: E402
 from nexus.chunking.analysis import analyze  # noqa: E402
-from nexus.chunking.languages import LANGUAGES, parse  # noqa: E402
+from nexus.chunking.grammar import parse  # noqa: E402
+from nexus.chunking.languages import LANGUAGES  # noqa: E402
 from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.doc_summary import line_doc_summary  # noqa: E402

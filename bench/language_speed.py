@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.language_eval import Package, debian_packages  # noqa: E402
 from nexus.chunking.analysis import analyze  # noqa: E402
-from nexus.chunking.languages import language_for_path, parse  # noqa: E402
+from nexus.chunking.grammar import parse  # noqa: E402
+from nexus.chunking.languages import language_for_path  # noqa: E402
 from nexus.chunking.pipeline import chunk_analysis  # noqa: E402
 from nexus.chunking.tokens import clear_shared_counts, get_encoding  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402

@@ -219,7 +219,7 @@ def sha256(path: Path) -> str:
 
 def floor(folder: Path) -> None:
     """One process: read, decode, parse and encode once every chunkable file."""
-    from nexus.chunking.languages import parse
+    from nexus.chunking.grammar import parse
     from nexus.chunking.tokens import get_encoding
     from nexus.ingest.sources import open_repository
 

@@ -21,8 +21,9 @@ from nexus.chunking.extract import (
     span_kinds,
     unit_at,
 )
+from nexus.chunking.grammar import contains_jsx, error_ranges, parse
 from nexus.chunking.imports import declared_exports, imported_names
-from nexus.chunking.languages import LANGUAGES, contains_jsx, error_ranges, parse
+from nexus.chunking.languages import LANGUAGES
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS, TopLevel
 from nexus.chunking.recovery import Recovery, recover, stretch
 from nexus.chunking.tokens import TokenIndex

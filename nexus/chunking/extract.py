@@ -14,8 +14,9 @@ from functools import lru_cache
 
 import tree_sitter
 
+from nexus.chunking.grammar import unit_nodes
 from nexus.chunking.imports import declared_exports
-from nexus.chunking.languages import LANGUAGES, LanguageSpec, unit_nodes
+from nexus.chunking.languages import LANGUAGES, LanguageSpec
 from nexus.chunking.nodes import first_of_type, node_text
 from nexus.types import Unit
 

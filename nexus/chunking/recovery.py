@@ -34,7 +34,7 @@ from itertools import accumulate
 
 import tree_sitter
 
-from nexus.chunking.languages import error_ranges, get_language
+from nexus.chunking.grammar import error_ranges, get_language
 from nexus.types import Unit
 
 #: A line that may start a top-level statement: it opens at column 0 with a word, a

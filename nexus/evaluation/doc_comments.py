@@ -26,7 +26,8 @@ from functools import cache
 
 import tree_sitter
 
-from nexus.chunking.languages import LANGUAGES, get_language
+from nexus.chunking.grammar import get_language
+from nexus.chunking.languages import LANGUAGES
 from nexus.chunking.spec import DocStyle
 
 PYTHON_OWNERS = frozenset({"module", "function_definition", "class_definition"})

@@ -27,7 +27,8 @@ from pathlib import PurePosixPath
 import tree_sitter
 
 from nexus.chunking.extract import extract_units
-from nexus.chunking.languages import LANGUAGES, parse
+from nexus.chunking.grammar import parse
+from nexus.chunking.languages import LANGUAGES
 from nexus.chunking.profiles import FUNCTION_KINDS, MEMBER_KINDS
 from nexus.evaluation.doc_comments import blank, find_docs, supported
 from nexus.evaluation.doc_summary import marked_summary, plain, remove_name, words

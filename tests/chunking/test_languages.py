@@ -771,7 +771,8 @@ def test_every_chunkable_language_has_a_row_of_knowledge():
 
 @pytest.mark.parametrize("language", sorted(KNOWLEDGE))
 def test_each_language_knows_its_imports_docs_calls_and_tests(language):
-    from nexus.chunking.languages import import_line, is_test_path, parse
+    from nexus.chunking.grammar import parse
+    from nexus.chunking.languages import import_line, is_test_path
     from nexus.evaluation.doc_comments import find_docs
     from nexus.evaluation.doc_summary import summary
     from nexus.evaluation.generate import called

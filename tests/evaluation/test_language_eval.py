@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.language_eval import SETS, go_calls, go_docs, go_summary, python_docs, strip
-from nexus.chunking.languages import parse
+from nexus.chunking.grammar import parse
 
 GO = b"""// Copyright 2024 Someone.
 
