@@ -129,6 +129,9 @@ class Chunk:
     exported: bool = False
     profile: str = ""
     has_error: bool = False
+    # The chunk starts after code on its first line, which the chunk before ends on:
+    # a cut no line break could take (a line over the budget, or no cut that fits).
+    starts_mid_line: bool = False
 
     @property
     def n_lines(self) -> int:

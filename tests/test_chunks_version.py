@@ -31,6 +31,11 @@ DIGESTS = {
     # (recovery.stretch): hono's HandlerInterface pieces are named after it, no longer
     # module code. And C# (sample_repos/inventory_csharp).
     5: "fc1f97e2abd946f2ca660e7227ccc4e3761147be7f2c371ee7ab2357c6da4038",
+    # Chunk edges on unit edges (issue 41): the tail of a split function joins its own
+    # function, a leading comment placed apart never joins the chunk before, a cut inside
+    # a line moves to a line break where the budget allows, and every chunk says whether
+    # it starts mid-line (the new field ``starts_mid_line``).
+    6: "8d5f5659fbdb35988215145ec724edd28f79a372798c7541ea1d604eb886f17f",
 }
 
 

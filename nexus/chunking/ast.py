@@ -41,7 +41,14 @@ import tree_sitter
 from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.cuts import Span, Splitter
 from nexus.chunking.languages import LANGUAGES
-from nexus.chunking.packing import Piece, absorb_trivial, merge_small, pack, tidy
+from nexus.chunking.packing import (
+    Piece,
+    absorb_trivial,
+    align_to_lines,
+    merge_small,
+    pack,
+    tidy,
+)
 from nexus.chunking.profiles import DECLARATION_KINDS, FUNCTION_KINDS, MEMBER_KINDS, Profile
 from nexus.chunking.recovery import stretch
 from nexus.chunking.siblings import Item, sibling_items
@@ -68,7 +75,7 @@ def ast_spans(
     splitter = Splitter(analysis, max_tokens)
     pieces, units = _expand(analysis, profile, splitter, min_tokens)
     groups = merge_small(pack(pieces, max_tokens, min_tokens), analysis, max_tokens, min_tokens)
-    spans = absorb_trivial(tidy(groups, analysis, splitter), splitter)
+    spans = align_to_lines(absorb_trivial(tidy(groups, analysis, splitter), splitter), splitter)
     return AstLayout(spans, stretch(units, analysis.data, analysis.error_ranges))
 
 
@@ -79,7 +86,9 @@ def _expand(
     and every unit met (placed whole or opened), in source order.
 
     Only visited nodes are classified (``FileAnalysis.unit_at``), top-down: the
-    enclosing unit of a node is the last unit opened on the way down to it.
+    enclosing unit of a node is the last unit opened on the way down to it, and the
+    owner of each piece (``packing.Piece``): the pieces of a unit's body, and its
+    leading comment when placed apart, are that unit's own.
 
     A type declaration under ``min_tokens`` (``type Id = string``) is no boundary: like
     an import it joins its neighbours. Alone it was a small chunk that outranked real
@@ -114,22 +123,30 @@ def _expand(
                 )
             else:
                 is_unit = bool(jsx_kinds) and node is not None and node.type in jsx_kinds
-            pieces.append((start, end, is_unit, first, last))
+            owner = (unit, True) if unit is not None else (enclosing, False)
             if unit is None and node is not None and node.type in spec.definition_blocks:
-                met.update(_units_inside(node, analysis, enclosing))
+                held = _units_inside(node, analysis, enclosing)
+                met.update(held)
+                # A block that defines units packs like one of them (``if __name__``
+                # holding a ``def``): never with a part of another unit.
+                owner = (next(iter(held.values())), True) if held else owner
+            pieces.append((start, end, is_unit, first, last, owner))
             continue
         if node is not None and start < node.start_byte:
             # Too big with its doc comment: place the comment and the node separately,
-            # so a unit that fits alone is still one chunk.
+            # so a unit that fits alone is still one chunk. The comment is the unit's
+            # own piece: it never packs with the chunk before (issue 41).
             stack.append((node.start_byte, end, node, enclosing, depth))
-            stack.append((start, node.start_byte, None, enclosing, depth))
+            stack.append((start, node.start_byte, None, unit or enclosing, depth))
             continue
         opens = unit is not None and unit.kind not in spec.transparent_kinds  # not a namespace
         inside = (unit, depth + 1) if opens else (enclosing, depth)
         children = sibling_items(node.children, analysis, *inside) if node is not None else []
         if not children:
+            owner = (inside[0], False)
             pieces.extend(
-                (a, b, False, position(a), position(b)) for a, b, _ in splitter.split(start, end)
+                (a, b, False, position(a), position(b), owner)
+                for a, b, _ in splitter.split(start, end)
             )
             continue
         # The children take the range's own ends (doc comment and trailing comment).

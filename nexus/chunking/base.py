@@ -10,6 +10,7 @@ import hashlib
 from bisect import bisect_left, bisect_right
 
 from nexus.chunking.analysis import FileAnalysis, UnitTable
+from nexus.chunking.cuts import starts_mid_line
 from nexus.chunking.languages import LANGUAGES
 from nexus.chunking.profiles import TYPE_KINDS
 from nexus.types import Chunk, Unit
@@ -182,6 +183,7 @@ def build_chunks(
                 exported=bool(main and main.exported),
                 profile=profile,
                 has_error=has_error,
+                starts_mid_line=starts_mid_line(data, start),
             )
         chunks.append(chunk)
     return chunks

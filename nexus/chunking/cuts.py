@@ -12,6 +12,12 @@ Span = tuple[int, int, int]  # (start byte, end byte, exact tokens)
 _WORD = re.compile(rb"\w+")
 
 
+def starts_mid_line(data: bytes, start: int) -> bool:
+    """Whether code precedes ``start`` on its line (the chunk before ends on it)."""
+    line_start = data.rfind(b"\n", 0, start) + 1
+    return bool(data[line_start:start].strip())
+
+
 def one_word_at_most(data: bytes, start: int, end: int) -> bool:
     """True for ``}``, ``});``, ``export``: text no chunk should consist of."""
     first = _WORD.search(data, start, end)

@@ -102,7 +102,7 @@ def _schema() -> Any:
         ("token_count", num), ("text", text), ("context", text), ("symbol", text),
         ("symbol_kind", text), ("parent", text), ("symbols", pa.list_(text)),
         ("imports", pa.list_(text)), ("exported", pa.bool_()), ("profile", text),
-        ("has_error", pa.bool_()), ("embedding_text", text),
+        ("has_error", pa.bool_()), ("starts_mid_line", pa.bool_()), ("embedding_text", text),
     ]  # fmt: skip
     return pa.schema(fields)
 

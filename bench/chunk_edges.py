@@ -1,0 +1,60 @@
+"""Where AST chunk edges fall on real repositories (``nexus.chunking.edges``): chunks
+that start inside another unit, own-line leading comments left in the chunk before
+their definition, and chunks that start mid-line (sharing a line with the one before).
+
+    .venv/bin/python bench/chunk_edges.py /tmp/nexus-questions/rich /tmp/nexus-questions/mobx
+
+Prints a markdown table (one row per repository and budget) and the first examples of
+each fault; counting only, so no timing and no model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from nexus.chunking.analysis import analyze  # noqa: E402
+from nexus.chunking.edges import EdgeReport, edge_report  # noqa: E402
+from nexus.chunking.pipeline import chunk_analysis  # noqa: E402
+from nexus.config import ChunkConfig  # noqa: E402
+from nexus.ingest.sources import open_repository  # noqa: E402
+
+#: The default budget and the one issue 41 saw on excalidraw's App.tsx.
+BUDGETS = ((320, 48), (256, 48))
+
+
+def measure(folder: Path, budgets: tuple[tuple[int, int], ...]) -> list[tuple[str, EdgeReport]]:
+    """One report per budget over every chunkable file of ``folder`` (parsed once)."""
+    repo = open_repository(folder)
+    reports = [(f"{m}/{n}", EdgeReport()) for m, n in budgets]
+    for source in repo.source_files():
+        analysis = analyze(source, ChunkConfig().encoding)
+        for (max_tokens, min_tokens), (_, total) in zip(budgets, reports, strict=True):
+            config = ChunkConfig(max_tokens=max_tokens, min_tokens=min_tokens)
+            total.add(edge_report(analysis, chunk_analysis(analysis, config, repo=repo.name)))
+    return reports
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    args = parser.parse_args()
+    print("| repository | max/min tokens | chunks | foreign starts | stranded comments |", end="")
+    print(" mid-line starts |\n|---|---|---|---|---|---|")
+    examples: list[str] = []
+    for folder in args.folders:
+        for budget, report in measure(folder, BUDGETS):
+            print(
+                f"| {folder.name} | {budget} | {report.chunks} | {report.foreign_starts} | "
+                f"{report.stranded_riders} | {report.mid_line_starts} |"
+            )
+            examples += [f"{budget} {example}" for example in report.examples[:4]]
+    print("\nFirst examples:\n" + "\n".join(f"- {example}" for example in examples))
+
+
+if __name__ == "__main__":
+    main()
