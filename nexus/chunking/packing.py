@@ -177,11 +177,12 @@ def tidy(groups: list[Group], analysis: FileAnalysis, splitter: Splitter) -> lis
 
 def absorb_trivial(spans: list[Span], splitter: Splitter) -> list[Span]:
     """The last guard against lone braces: a chunk of at most one word joins a neighbour
-    when the exact count of the result fits. One that opens something (a banner comment
-    of one word, ``export {``) joins the chunk after it, or stays: joined to the chunk
-    before, it is a leading comment left behind. Another (``}``, ``});``, ``return``)
-    joins the chunk before it, else, if it holds a word, the one after it: a closer
-    never does, as it would start the next unit's chunk with the end of this one.
+    when the exact count of the result fits. One that opens something (``{``, a banner
+    comment of one word) joins the chunk after it; the comment never joins the chunk
+    before (it would be a leading comment left behind) and else stays alone. Another
+    (``}``, ``});``, ``return``) joins the chunk before it, else, if it holds a word,
+    the one after it: a closer never does, as it would start the next unit's chunk with
+    the end of this one.
     Failing both, the chunk before it is cut again together with it (the splitter
     never leaves a one-word tail)."""
     data = splitter.analysis.data
@@ -197,15 +198,16 @@ def absorb_trivial(spans: list[Span], splitter: Splitter) -> list[Span]:
         forward = after is not None and splitter.exact(start, after) <= splitter.max_tokens
         before = out[index - 1][0] if index > 0 else None
         backward = before is not None and splitter.exact(before, end) <= splitter.max_tokens
-        if _opens(data, start, end, spec):
+        opens, word = _opens(data, start, end, spec), bool(_WORDY.search(data, start, end))
+        if opens and word:  # a one-word comment: the leading comment of what follows
             backward = False
-        elif backward or not _WORDY.search(data, start, end):
-            forward = False
+        elif not opens:
+            forward = forward and word and not backward
         if forward:
             out[index : index + 2] = [(start, after, splitter.exact(start, after))]
         elif backward:
             out[index - 1 : index + 1] = [(before, end, splitter.exact(before, end))]
-        elif before is not None and not _opens(data, start, end, spec):
+        elif before is not None and not (opens and word):
             pieces = splitter.split(before, end)
             out[index - 1 : index + 1] = pieces
             index = index - 1 + len(pieces)  # past the re-cut pieces: never loops
