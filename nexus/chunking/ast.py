@@ -1,6 +1,6 @@
 """Recursive AST chunking under an exact token budget.
 
-Step 1 lives here; steps 2-4 in ``packing``, the cuts no node boundary makes in
+Step 1 lives here; steps 2-5 in ``packing``, the cuts no node boundary makes in
 ``cuts``, and the attaching of comments and decorators to their node in ``siblings``.
 
 The algorithm (after cAST, without its recursion and its dropped leaves):
@@ -15,7 +15,9 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    visited node is classified on the way down (``FileAnalysis.unit_at``); nodes
    inside a piece that fits are never looked at.
 2. **Pack**: pieces that are units of the profile start their own chunk; the rest
-   are packed greedily while they fit.
+   are packed greedily while they fit, never parts of two units of which neither
+   holds the other (each piece knows its owner: the tail of a split function does
+   not join the next function's chunk).
 3. **Merge small**: fragments under ``min_tokens`` join a neighbour when the result
    fits, forward when they open something (``class A {``), else backward; units
    under ``min_tokens`` group with adjacent small units, never with a large one
@@ -23,7 +25,9 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    in Python they never group (``LanguageSpec.groups_small_units``).
 4. **Check**: each chunk's exact count (its edge lines encoded, see ``TokenIndex``);
    one over the budget (a token or two of edge effect) is cut again, evenly. No
-   chunk exceeds ``max_tokens``.
+   chunk exceeds ``max_tokens``. A lone brace joins a neighbour.
+5. **Align**: a cut inside a line moves to a line break when both sides still fit,
+   so consecutive chunks do not share a line (``Chunk.starts_mid_line`` marks the rest).
 
 Sizes during 1-3 come from one tokenization of the whole file (``TokenIndex``),
 so the cost stays close to a single encode (bench/chunking.py: 1.44x parse + encode,

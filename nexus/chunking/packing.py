@@ -1,5 +1,5 @@
-"""Steps 2-4 of the AST chunker (``nexus.chunking.ast``): pack pieces into chunks,
-merge small ones into a neighbour, then check each chunk's exact size.
+"""Steps 2-5 of the AST chunker (``nexus.chunking.ast``): pack pieces into chunks,
+merge small ones into a neighbour, check each chunk's exact size, align cuts to lines.
 
 Packing and merging stay inside units: a chunk never holds parts of two units of which
 neither holds the other (``Group.admits``). Without that rule the small tail of a split
