@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nexus.answers import SearchAnswer
 from nexus.retrieval.embedding import ModelUnavailableError
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import BuildProgress
@@ -28,6 +27,7 @@ from nexus.ui import (
 )
 from nexus.ui import scores as score_views
 from nexus.ui import search_views as views
+from nexus.workspace import SearchAnswer
 
 state.page_setup("Search", load_model=True)
 st.session_state.setdefault("k", 5)

@@ -124,7 +124,7 @@ def test_refresh_indexes_edited_added_and_deleted_files(repo, tmp_path):
 
 
 def test_a_file_edited_in_place_is_read_again_without_a_new_scan(repo, tmp_path, monkeypatch):
-    from nexus import workspace as module
+    from nexus.workspace import refreshing as module
 
     workspace = _open(repo, tmp_path)
     workspace.search("refund", k=1)
@@ -211,7 +211,7 @@ def test_keyword_hits_of_a_build_go_through_the_ranking_stage(tmp_path):
 
 
 def test_with_no_event_from_the_kernel_no_file_is_stat_ed(repo, tmp_path, monkeypatch):
-    from nexus import freshness
+    from nexus.workspace import freshness
 
     workspace = _open(repo, tmp_path)
     workspace.search("refund", k=1)
@@ -277,7 +277,7 @@ def test_a_reopen_after_an_edit_loads_the_saved_index_and_chunks_only_that_file(
 
 
 def test_a_reopen_after_too_many_edits_builds_afresh(repo, tmp_path):
-    from nexus import workspace as module
+    from nexus.workspace import building as module
 
     _open(repo, tmp_path).index()
     files = sorted((repo / "src").rglob("*.ts"))

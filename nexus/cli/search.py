@@ -59,7 +59,7 @@ def read_batch(data: str) -> list[BatchQuery]:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from nexus.answers import check_budget
+    from nexus.workspace import check_budget
 
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one query, or a file of them with --queries FILE")

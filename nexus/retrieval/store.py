@@ -12,7 +12,7 @@ A restart after a few edits should not rebuild everything, though: each saved in
 keeps the digest of every file it was built from (``FILE_DIGESTS``), and
 ``open_or_build`` may open the latest index of the same settings and model built from
 other files, naming the files that differ (``Opened.stale``) for the caller to chunk
-again into an overlay (``nexus.overlay``).
+again into an overlay (``nexus.workspace.overlay``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from nexus.answers import SearchAnswer
 from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import target_mask
 from nexus.evaluation.query_sets import Target
@@ -23,6 +22,7 @@ from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
 from nexus.types import Chunk
 from nexus.ui import links, render, safe
+from nexus.workspace import SearchAnswer
 
 
 def show_progress(

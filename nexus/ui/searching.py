@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from nexus.answers import Freshness, SearchAnswer
 from nexus.config import ChunkConfig
 from nexus.evaluation.metrics import QueryOutcome, final_scores, score_query
 from nexus.evaluation.query_sets import Target
@@ -29,7 +28,7 @@ from nexus.retrieval.ranking import rules_for
 from nexus.retrieval.tiers import FAST, QUALITY
 from nexus.runtime.builds import IndexBuild
 from nexus.ui.scores import score_figure
-from nexus.workspace import Settings, Workspace, is_static
+from nexus.workspace import Freshness, SearchAnswer, Settings, Workspace, is_static
 
 
 @dataclass(frozen=True)

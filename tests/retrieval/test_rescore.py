@@ -116,8 +116,8 @@ def test_the_fast_tier_keeps_its_order_when_told_or_without_the_model(
 
 
 def test_the_search_page_says_which_model_scored_the_hits_again() -> None:
-    from nexus.answers import Freshness, SearchAnswer
     from nexus.ui.search_views import answered_by
+    from nexus.workspace import Freshness, SearchAnswer
 
     answer = SearchAnswer("q", "ast", (), (), None, "fast", "static+dual", Freshness())
     assert answered_by(answer) == "Answered by the fast tier (`static+dual`)."

@@ -120,8 +120,8 @@ def test_a_first_build_chunks_the_files_as_the_walk_finds_them(
 def test_the_first_save_waits_while_answers_are_made(static_model_dir, tmp_path, monkeypatch):
     """The index of a first build is saved on a thread, not while an answer is being made,
     and once answers pause."""
-    from nexus import workspace as module
     from nexus.retrieval.index import MANIFEST
+    from nexus.workspace import saving as module
 
     monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 0.05)
     repo, cache = _copy_with_model(static_model_dir, tmp_path)
@@ -141,8 +141,8 @@ def test_a_closing_workspace_saves_without_waiting_for_a_pause(
     answers to pause at once, and returns once the index is written."""
     import threading
 
-    from nexus import workspace as module
     from nexus.retrieval.index import MANIFEST
+    from nexus.workspace import saving as module
 
     monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 3600.0)  # a pause that never comes
     repo, cache = _copy_with_model(static_model_dir, tmp_path)

@@ -1,0 +1,104 @@
+"""How a workspace chunks, embeds and caches (``Settings``), and the embedders it opens.
+
+The fast tier's static model can sit under wrappers (the words view, the cache);
+``static_model`` finds it. The quality tier's model that re-scores fast-tier hits is
+opened once per process (``shared_rescorer``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from nexus.chunking.profiles import Profile
+from nexus.config import ChunkConfig
+from nexus.ingest.sources import IngestSettings
+from nexus.retrieval.embedding import CachedEmbedder, Embedder, resolve_precision
+from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
+from nexus.retrieval.tiers import DEFAULT_TIER, QUALITY, TIERS, StaticEmbedder, tier_embedder
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a workspace chunks, embeds and caches.
+
+    ``config``: the chunk and search settings; ``tier``: ``quality`` or ``fast``
+    (``nexus.retrieval.tiers``); ``cache_dir``: embedding cache, saved indexes and scans
+    (default ``$NEXUS_CACHE_DIR``); ``files``: which files are read (selection, allowed
+    roots); ``workers``: chunking processes (default: all cores for a large repository);
+    ``rescore``: the fast tier's best hits scored again by the quality tier's model.
+    """
+
+    config: ChunkConfig = field(default_factory=ChunkConfig)
+    tier: str = DEFAULT_TIER
+    cache_dir: Path | None = None
+    cache_max_bytes: int | None = None
+    model_path: str | None = None
+    files: IngestSettings = field(default_factory=IngestSettings)
+    custom_profiles: Mapping[str, Profile] | None = None
+    workers: int | None = None
+    #: With the fast tier and the ranking stage: its best hits scored again by MiniLM
+    #: (``nexus.retrieval.rescore``), the model loaded and those chunks embedded on demand.
+    rescore: bool = True
+
+    def __post_init__(self) -> None:
+        if self.tier not in TIERS:
+            raise ValueError(f"unknown tier {self.tier!r}: choose one of {', '.join(TIERS)}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
+
+    @property
+    def cache_folder(self) -> Path:
+        return Path(self.cache_dir) if self.cache_dir is not None else default_cache_dir()
+
+
+def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) -> CachedEmbedder:
+    """The tier's embedder behind the on-disk cache (the model loads on first use)."""
+    cache = EmbeddingCache(settings.cache_dir, max_bytes=settings.cache_max_bytes)
+    inner = tier_embedder(
+        settings.tier,
+        words_view=settings.config.words_view,
+        model_path=settings.model_path,
+        cache_dir=cache.folder,
+        say=say,
+    )
+    return CachedEmbedder(inner, cache)
+
+
+#: The quality tier's embedders that re-score fast-tier hits, one per cache, view and
+#: precision in a process: the Search page opens a workspace per answer and MCP one per
+#: repository, and MiniLM should load once for all of them.
+_RESCORERS: dict[tuple[str, int | None, bool, str], CachedEmbedder] = {}
+_RESCORERS_LOCK = threading.Lock()
+
+
+def shared_rescorer(settings: Settings) -> CachedEmbedder:
+    """The quality tier's embedder, behind ``settings``' cache, shared in this process."""
+    key = (
+        str(settings.cache_folder),
+        settings.cache_max_bytes,
+        settings.config.words_view,
+        resolve_precision(),
+    )
+    with _RESCORERS_LOCK:
+        if key not in _RESCORERS:
+            _RESCORERS[key] = open_embedder(replace(settings, tier=QUALITY, model_path=None))
+        return _RESCORERS[key]
+
+
+def is_static(embedder: Embedder) -> bool:
+    """Whether ``embedder`` is the fast tier's static model, however wrapped (the words
+    view wraps it)."""
+    return static_model(embedder) is not None
+
+
+def static_model(embedder: Embedder) -> StaticEmbedder | None:
+    """The fast tier's static model inside ``embedder``'s wrappers (None: another model)."""
+    while not isinstance(embedder, StaticEmbedder):
+        inner = getattr(embedder, "inner", None)
+        if inner is None:
+            return None
+        embedder = inner
+    return embedder
