@@ -21,7 +21,8 @@ from nexus.retrieval.embedding import (
 )
 from nexus.retrieval.store import IndexStore, file_digests, files_digest, identity_for
 from nexus.runtime import embed_order
-from nexus.runtime.builds import STEP_S, BuildManager, ChunkStream, IndexBuild
+from nexus.runtime.build_manager import BuildManager
+from nexus.runtime.builds import STEP_S, ChunkStream, IndexBuild
 from nexus.runtime.progress import OPENED
 from nexus.types import Chunk
 from nexus.ui import analyses, cache, repos
@@ -98,9 +99,9 @@ def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[
     return progress, bar.empty
 
 
-#: The process's background index builds, shared by every session (see ``nexus.runtime.builds``);
-#: their memory counts against the server's budget; steps short enough for Cancel to
-#: take effect within a couple of seconds.
+#: The process's background index builds, shared by every session (see
+#: ``nexus.runtime.build_manager``); their memory counts against the server's budget;
+#: steps short enough for Cancel to take effect within a couple of seconds.
 BUILDS = BuildManager(memory=cache.memory, step_s=STEP_S)
 
 

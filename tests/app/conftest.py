@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from nexus.runtime.builds import BuildManager
+from nexus.runtime.build_manager import BuildManager
 from nexus.ui import analyses, cache, indexing, sweeps
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -62,7 +62,7 @@ def test_sweep_marks_the_best_and_applies_it(page) -> None:
 def test_apply_keeps_the_sweep_on_screen_while_the_new_setting_builds(page, monkeypatch) -> None:
     from helpers import GatedEmbedder
 
-    from nexus.runtime.builds import BuildManager
+    from nexus.runtime.build_manager import BuildManager
     from nexus.ui import cache, indexing
 
     at = page("evaluate").run()

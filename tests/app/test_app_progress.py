@@ -10,7 +10,8 @@ from helpers import GatedEmbedder
 from ui_helpers import shown
 
 from nexus.runtime import builds
-from nexus.runtime.builds import BuildManager, IndexBuild
+from nexus.runtime.build_manager import BuildManager
+from nexus.runtime.builds import IndexBuild
 from nexus.ui import cache, indexing
 
 

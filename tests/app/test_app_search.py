@@ -14,7 +14,8 @@ from ui_helpers import shown
 
 from nexus.config import ChunkConfig
 from nexus.retrieval.embedding import ModelUnavailableError
-from nexus.runtime.builds import LOADING, BuildManager
+from nexus.runtime.build_manager import BuildManager
+from nexus.runtime.builds import LOADING
 from nexus.ui import cache, indexing, repos
 from nexus.ui.fake_embedder import HashingEmbedder
 

@@ -14,7 +14,7 @@ from helpers import GatedEmbedder, make_chunk
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.search import search
-from nexus.runtime import builds, progress
+from nexus.runtime import build_manager, builds, progress
 from nexus.runtime.lru import ByteLRU
 from nexus.ui.fake_embedder import HashingEmbedder
 
@@ -84,7 +84,7 @@ def test_cancelled_build_resumed_embeds_nothing_twice(cache: EmbeddingCache) -> 
 
 
 def test_two_requesters_share_one_build(cache: EmbeddingCache) -> None:
-    manager = builds.BuildManager()
+    manager = build_manager.BuildManager()
     inner = HashingEmbedder(dim=16)
     asked: list[int] = []
 
@@ -104,7 +104,7 @@ def test_a_build_nobody_asks_about_stops_and_a_request_resumes_it(
     cache: EmbeddingCache,
 ) -> None:
     now = [0.0]
-    manager = builds.BuildManager(idle_after=60, batch=3, clock=lambda: now[0])
+    manager = build_manager.BuildManager(idle_after=60, batch=3, clock=lambda: now[0])
     inner = GatedEmbedder()
     build = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache))
     inner.step()
@@ -125,7 +125,7 @@ def test_a_build_nobody_asks_about_stops_and_a_request_resumes_it(
 
 
 def test_cancelled_build_is_not_restarted_unless_resumed(cache: EmbeddingCache) -> None:
-    manager = builds.BuildManager(batch=3)
+    manager = build_manager.BuildManager(batch=3)
     inner = GatedEmbedder()
     build = manager.request("key", lambda: CHUNKS, CachedEmbedder(inner, cache))
     assert inner.waiting.acquire(timeout=10)
@@ -198,7 +198,7 @@ def test_the_cache_share_is_said_of_the_build_once_it_is_over() -> None:
 
 def test_builds_count_against_the_memory_budget(cache: EmbeddingCache) -> None:
     memory = ByteLRU(10_000_000)
-    manager = builds.BuildManager(batch=3, memory=lambda: memory)
+    manager = build_manager.BuildManager(batch=3, memory=lambda: memory)
     inner = GatedEmbedder()
     running = manager.request("a", lambda: CHUNKS, CachedEmbedder(inner, cache))
     assert inner.waiting.acquire(timeout=10)  # chunks made, the first batch waits
@@ -454,7 +454,7 @@ def test_resumed_only_after_a_build_of_the_same_key_was_interrupted(tmp_path: Pa
     model = HashingEmbedder(dim=16)
     shared = EmbeddingCache(tmp_path)
     CachedEmbedder(model, shared).encode([c.embedding_text for c in CHUNKS[:7]])
-    manager = builds.BuildManager(batch=3)
+    manager = build_manager.BuildManager(batch=3)
     first = manager.request("key", lambda: CHUNKS, CachedEmbedder(model, shared))
     first.join(10)
     assert first.progress().phase == progress.DONE and first.progress().cached_first == 7
@@ -512,7 +512,7 @@ def test_a_build_after_a_restart_resumes_from_the_cache_and_says_so(tmp_path: Pa
     the old one committed: they are embedded first, from the cache, and the progress
     says how many there were."""
     inner = GatedEmbedder()
-    before = builds.BuildManager(batch=3)
+    before = build_manager.BuildManager(batch=3)
     first = before.request("key", lambda: CHUNKS, CachedEmbedder(inner, EmbeddingCache(tmp_path)))
     inner.step()
     inner.step()
@@ -522,7 +522,7 @@ def test_a_build_after_a_restart_resumes_from_the_cache_and_says_so(tmp_path: Pa
     first.join(10)
     assert first.progress().done == 9
 
-    after = builds.BuildManager(batch=3)
+    after = build_manager.BuildManager(batch=3)
     model = HashingEmbedder(dim=16)
     resumed = after.request("key", lambda: CHUNKS, CachedEmbedder(model, EmbeddingCache(tmp_path)))
     resumed.join(10)
