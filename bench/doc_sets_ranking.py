@@ -42,8 +42,9 @@ from bench.retrieval import BUDGET_HEADER, VARIANTS, budget_cells, row  # noqa: 
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.experiments import ConfigResult, describe, evaluate_config  # noqa: E402
-from nexus.evaluation.metrics import QueryRow, evaluate, is_hit  # noqa: E402
+from nexus.evaluation.metrics import is_hit  # noqa: E402
 from nexus.evaluation.query_sets import Query, load_queries  # noqa: E402
+from nexus.evaluation.runs import QueryRow, evaluate  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402

@@ -39,8 +39,8 @@ from bench.eval_sets import check_set, dev_set, heldout_set  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.evaluation.metrics import evaluate  # noqa: E402
 from nexus.evaluation.query_sets import load_queries  # noqa: E402
+from nexus.evaluation.runs import evaluate  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402

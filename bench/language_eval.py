@@ -67,8 +67,8 @@ from nexus.chunking.pipeline import analyze_files  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.doc_summary import line_doc_summary  # noqa: E402
 from nexus.evaluation.experiments import evaluate_config  # noqa: E402
-from nexus.evaluation.metrics import evaluate  # noqa: E402
 from nexus.evaluation.query_sets import load_queries  # noqa: E402
+from nexus.evaluation.runs import evaluate  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.embedding import CachedEmbedder, EmbeddingCache, default_embedder  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402

@@ -37,12 +37,12 @@ from nexus.evaluation.budget import (  # noqa: E402
     budget_outcome,
     summarize_budgets,
 )
-from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import METRICS, Place, question_scores  # noqa: E402
 from nexus.retrieval.budget import READ_DEPTH, Read  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
 from nexus.retrieval.tiers import FAST, TIERS  # noqa: E402
+from nexus.tables import render_markdown, render_text  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: Where the hand-written notes of ``per_token.md`` begin (``write`` keeps them).

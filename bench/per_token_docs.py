@@ -34,12 +34,13 @@ from bench.doc_sets_ranking import SETS  # noqa: E402
 from bench.questions_index import tier_cache  # noqa: E402
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
-from nexus.evaluation.metrics import evaluate, render_markdown  # noqa: E402
 from nexus.evaluation.query_sets import load_queries  # noqa: E402
+from nexus.evaluation.runs import evaluate  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
 from nexus.retrieval.tiers import QUALITY, TIERS  # noqa: E402
+from nexus.tables import render_markdown  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TOLERANCE = 0.01

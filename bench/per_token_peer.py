@@ -8,7 +8,7 @@ them with Nexus's own functions, so the figures sit beside Nexus's without a sec
   and recall within 1k/2k/4k tokens, tokens to the first hit, lines and tokens of the
   top 10 (``nexus.evaluation.budget``, rule ``any_line``), per split and category;
 * the doc-comment dev set, if its run file is there: R@1/5/10, MRR@10 and lines@5 under
-  overlap50 (``nexus.evaluation.metrics.aggregate``) and the budget metrics under
+  overlap50 (``nexus.evaluation.runs.aggregate``) and the budget metrics under
   ``half_the_lines``, per query variant.
 
     .venv/bin/python bench/per_token_peer.py [--run LABEL=DIR ...] [--repos DIR ...]
@@ -51,11 +51,7 @@ from nexus.evaluation.metrics import (  # noqa: E402  (Hit: whichever module def
     RULES,
     Hit,
     QueryOutcome,
-    QueryRow,
-    aggregate,
     rank_of_target,
-    render_markdown,
-    render_text,
 )
 from nexus.evaluation.query_sets import Query, Target, load_queries  # noqa: E402
 from nexus.evaluation.questions import (  # noqa: E402
@@ -66,7 +62,9 @@ from nexus.evaluation.questions import (  # noqa: E402
     parse_questions,
     question_scores,
 )
+from nexus.evaluation.runs import QueryRow, aggregate  # noqa: E402
 from nexus.retrieval.budget import Read  # noqa: E402
+from nexus.tables import render_markdown, render_text  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 REPOS = ROOT / "bench" / "questions" / "repos"

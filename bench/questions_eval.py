@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT))
 
 from bench.questions_index import QUESTIONS, index_folder  # noqa: E402
 from nexus.chunking import CHUNKS_VERSION  # noqa: E402
-from nexus.evaluation.metrics import render_markdown, render_text  # noqa: E402
 from nexus.evaluation.questions import (  # noqa: E402
     Question,
     QuestionRow,
@@ -45,6 +44,7 @@ from nexus.retrieval.embedding import (  # noqa: E402
 )
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import BOOSTS, DEFAULT_RULES, RankingRules, hit_chunk, rank  # noqa: E402
+from nexus.tables import render_markdown, render_text  # noqa: E402
 from nexus.types import Chunk  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

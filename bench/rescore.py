@@ -31,7 +31,6 @@ from bench.per_token import covers  # noqa: E402
 from bench.questions_eval import cases, load_questions  # noqa: E402
 from bench.questions_index import INDEXES, index_folder, tier_cache  # noqa: E402
 from nexus.evaluation.budget import budget_outcome, summarize_budgets  # noqa: E402
-from nexus.evaluation.metrics import render_markdown  # noqa: E402
 from nexus.evaluation.questions import METRICS, question_scores  # noqa: E402
 from nexus.retrieval.budget import READ_DEPTH  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
@@ -39,6 +38,7 @@ from nexus.retrieval.ranking import DEFAULT_RULES, rank  # noqa: E402
 from nexus.retrieval.rescore import RESCORE_DEPTH, rescore, rescore_texts  # noqa: E402
 from nexus.retrieval.search import Hit, ranked_hits  # noqa: E402
 from nexus.retrieval.tiers import FAST, QUALITY  # noqa: E402
+from nexus.tables import render_markdown  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 SIZES = "320-48"

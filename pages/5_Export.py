@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 from nexus.config import dump_config_toml
-from nexus.evaluation.metrics import no_nan
+from nexus.evaluation.runs import no_nan
 from nexus.ui import analyses, cache, repos, safe, settings, state, sweeps
 
 state.page_setup("Export")

@@ -8,8 +8,8 @@ import pytest
 
 from nexus.chunking.pipeline import chunk_repository
 from nexus.config import ChunkConfig, apply_preset
-from nexus.evaluation.metrics import compare
 from nexus.evaluation.query_sets import load_queries
+from nexus.evaluation.runs import compare
 from nexus.ingest.sources import open_repository
 from nexus.retrieval.embedding import CachedEmbedder, DualView, EmbeddingCache
 from nexus.retrieval.index import build_indexes

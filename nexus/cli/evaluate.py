@@ -17,14 +17,6 @@ from nexus.ingest.repository import Repository
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from nexus.evaluation.experiments import check_choice, default_choice
-    from nexus.evaluation.metrics import (
-        compare,
-        comparison_table,
-        evaluate,
-        metrics_table,
-        render_text,
-        save_report,
-    )
     from nexus.evaluation.query_sets import (
         load_queries,
         unreachable_summary,
@@ -34,7 +26,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     # Imported here: nexus.retrieval.index (usearch) must come after ray (--engine ray).
     from nexus.evaluation.questions import is_question_set, parse_questions
+    from nexus.evaluation.runs import (
+        compare,
+        comparison_table,
+        evaluate,
+        metrics_table,
+        save_report,
+    )
     from nexus.retrieval.ranking import rules_for
+    from nexus.tables import render_text
 
     config = config_from_args(args)
     budgets = parse_budgets(args.budgets)
@@ -174,7 +174,7 @@ def _sweep(
         describe,
         sweep,
     )
-    from nexus.evaluation.metrics import render_text
+    from nexus.tables import render_text
 
     grid_max = [int(x) for x in args.sweep_max.split(",")]
     grid_min = [int(x) for x in args.sweep_min.split(",")]
@@ -215,9 +215,10 @@ def _eval_questions(
 ) -> int:
     """A question set (several file/line targets, categories): NDCG@10, MRR@10, R@5 and
     the budget metrics per category, for each strategy."""
-    from nexus.evaluation.metrics import no_nan, render_text
     from nexus.evaluation.questions import evaluate_questions, summarize, summary_table
+    from nexus.evaluation.runs import no_nan
     from nexus.retrieval.ranking import rules_for
+    from nexus.tables import render_text
 
     repo = open_target(args)
     present = {info.path for info in repo.files if info.chunkable}

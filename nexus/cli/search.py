@@ -138,7 +138,7 @@ def _tokens(hit, read, budget: int | None) -> int:
 
 
 def _print_table(label: str, answer, args: argparse.Namespace) -> None:
-    from nexus.evaluation.metrics import render_text
+    from nexus.tables import render_text
 
     reads = {read.rank: read for read in answer.reads}
     rows = []

@@ -18,8 +18,8 @@ from nexus.chunking.analysis import FileAnalysis
 from nexus.chunking.pipeline import chunk_analyses
 from nexus.config import ChunkConfig
 from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
-from nexus.evaluation.metrics import EvalReport, evaluate
 from nexus.evaluation.query_sets import Query
+from nexus.evaluation.runs import EvalReport, evaluate
 from nexus.evaluation.text_memo import TextMemo
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled, over_window
 from nexus.retrieval.embedding_cache import text_key

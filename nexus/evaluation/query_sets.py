@@ -4,7 +4,7 @@ A query set is JSONL, one query a line: ``{"id", "query", "variant"?, "target": 
 "start_line", "end_line", ...}}`` (the benchmark's format, ``shared/eval/README.md``).
 Bad records are named all at once (``QuerySetError``) rather than failing on the first;
 targets in files no chunk comes from are reported (``unreachable_targets``), not hidden
-in lower scores. Scoring them is ``nexus.evaluation.metrics``.
+in lower scores. Scoring them is ``nexus.evaluation.metrics`` (one query) and ``runs`` (a set).
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from nexus.evaluation.budget import (
     budget_outcome,
     summarize_budgets,
 )
-from nexus.evaluation.metrics import budget_cells, budget_headers, budget_record
 from nexus.evaluation.query_sets import MAX_LINE, json_record, kind_of, parse_records, text_field
+from nexus.evaluation.runs import budget_cells, budget_headers, budget_record
 from nexus.retrieval.budget import READ_DEPTH, Read
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex

@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from nexus.config import ChunkConfig
-from nexus.evaluation import metrics  # called as ``metrics.compare``: tests count its calls
+from nexus.evaluation import runs  # called as ``runs.compare``: tests count its calls
 from nexus.evaluation.generate import QuerySetResult, blanked_repository, blanks_docs, generate
 from nexus.evaluation.query_sets import (
     Query,
@@ -246,7 +246,7 @@ def comparison_views(
     queries = query_set.queries
     comparison = cache.cached(
         ("comparison", *key),
-        lambda: metrics.compare(
+        lambda: runs.compare(
             queries,
             lines_build.index(),
             ast_build.index(),
@@ -261,7 +261,7 @@ def comparison_views(
     bars = cache.shared("eval_bars", key, lambda: views.metric_bars(comparison))
     return ComparisonViews(
         metrics=cache.shared_table(
-            "eval_metrics", key, lambda: views.table(*metrics.metrics_table(*reports))
+            "eval_metrics", key, lambda: views.table(*runs.metrics_table(*reports))
         ),
         quality=cache.shared("eval_quality", key, lambda: views.quality_chart(bars)),
         cost=cache.shared("eval_cost", key, lambda: views.cost_chart(bars)),
@@ -274,6 +274,6 @@ def comparison_views(
             ),
         ),
         per_query=cache.shared_table(
-            "eval_queries", key, lambda: views.table(*metrics.comparison_table(comparison))
+            "eval_queries", key, lambda: views.table(*runs.comparison_table(comparison))
         ),
     )

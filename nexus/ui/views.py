@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from nexus.chunking.fragmentation import UnitFate, piece_numbers, summarize
 from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
-from nexus.evaluation.metrics import Comparison, QueryOutcome
+from nexus.evaluation.metrics import QueryOutcome
+from nexus.evaluation.runs import Comparison
 from nexus.types import Chunk, FileInfo, Unit
 from nexus.ui import render, safe
 
@@ -274,7 +275,7 @@ def per_file_table(
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> pd.DataFrame:
-    """A table given as headers and rows (``nexus.evaluation.metrics``'s tables)."""
+    """A table given as headers and rows (``nexus.evaluation.runs``'s tables)."""
     return pd.DataFrame(rows, columns=list(headers))
 
 

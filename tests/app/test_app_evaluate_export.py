@@ -134,12 +134,12 @@ def charts_titles(at) -> list[str]:
 
 
 def test_a_revisit_with_nothing_changed_reads_the_scores_back(page, monkeypatch) -> None:
-    import nexus.evaluation.metrics
+    import nexus.evaluation.runs
 
     at = page("home").run()
     at.switch_page("pages/4_Evaluate.py").run()
     calls = []
-    monkeypatch.setattr(nexus.evaluation.metrics, "compare", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(nexus.evaluation.runs, "compare", lambda *a, **k: calls.append(1))
     at.switch_page("pages/5_Export.py").run()
     at.switch_page("pages/4_Evaluate.py").run()
     assert not at.exception and calls == []

@@ -10,20 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus.evaluation.metrics import (
-    compare,
-    comparison_table,
-    evaluate,
-    full_rank,
-    is_hit,
-    margin,
-    metrics_table,
-    rank_of_target,
-    render_markdown,
-    render_text,
-    target_mask,
-    write_run,
-)
+from nexus.evaluation.metrics import full_rank, is_hit, margin, rank_of_target, target_mask
 from nexus.evaluation.query_sets import (
     Query,
     QuerySetError,
@@ -34,9 +21,11 @@ from nexus.evaluation.query_sets import (
     unreachable_table,
     unreachable_targets,
 )
+from nexus.evaluation.runs import compare, comparison_table, evaluate, metrics_table, write_run
 from nexus.evaluation.side_by_side import SideBySide
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.search import Hit, search
+from nexus.tables import render_markdown, render_text
 from nexus.types import Category, Chunk, FileInfo
 from tests.helpers import make_chunk
 
@@ -469,7 +458,7 @@ def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(
 
     from nexus.chunking.pipeline import analyze_files, chunk_analyses
     from nexus.config import ChunkConfig
-    from nexus.evaluation import metrics
+    from nexus.evaluation import metrics, runs
     from nexus.ingest.sources import open_repository
     from nexus.retrieval.ranking import DEFAULT_RULES
     from tests.retrieval.test_embedding import FakeEmbedder
@@ -485,7 +474,7 @@ def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(
     rules = replace(DEFAULT_RULES, candidates=5)  # a shortlist well short of the index
     assert len(index) > 4 * rules.candidates and len(queries) > 2
     vectors = embedder.encode([q.query for q in queries])
-    monkeypatch.setattr(metrics, "COSINE_BLOCK", len(index) * (len(queries) // 2))
+    monkeypatch.setattr(runs, "COSINE_BLOCK", len(index) * (len(queries) // 2))
     report = evaluate(queries, index, embedder, query_vectors=vectors, ranking=rules, detail=detail)
     alone = [
         metrics.score_query(index, vec, q.target, text=q.query, ranking=rules, detail=detail)
@@ -494,24 +483,24 @@ def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(
     assert [_outcome_record(row.outcome) for row in report.rows] == [
         _outcome_record(outcome) for outcome in alone
     ]
-    assert report.metrics == metrics.aggregate(
-        [metrics.QueryRow(q, o) for q, o in zip(queries, alone, strict=True)]
+    assert report.metrics == runs.aggregate(
+        [runs.QueryRow(q, o) for q, o in zip(queries, alone, strict=True)]
     )
 
 
 @pytest.mark.parametrize("half_min_chunks", [10**9, 1])  # one query's scan: numpy, float16
 def test_dense_shortlists_are_the_keys_one_query_at_a_time_gives(monkeypatch, half_min_chunks):
-    from nexus.evaluation import metrics
+    from nexus.evaluation import runs
     from nexus.retrieval import index as index_module
 
     monkeypatch.setattr(index_module, "HALF_MIN_CHUNKS", half_min_chunks)
-    monkeypatch.setattr(metrics, "COSINE_BLOCK", 3000 * 7)  # blocks of 7 queries
+    monkeypatch.setattr(runs, "COSINE_BLOCK", 3000 * 7)  # blocks of 7 queries
     rng = np.random.default_rng(7)
     chunks = [make_chunk(f"c{i}") for i in range(3000)]
     index = VectorIndex.build(chunks, rng.normal(size=(3000, 32)))
     queries = rng.normal(size=(20, 32))
-    found = metrics.dense_shortlists(index, queries, 100)
+    found = runs.dense_shortlists(index, queries, 100)
     assert len(found) == 20
     for keys, query in zip(found, queries, strict=True):
         assert sorted(keys) == sorted(index.best_cosine_keys(query, 100))
-    assert [len(k) for k in metrics.dense_shortlists(index, queries[:2], 5000)] == [3000, 3000]
+    assert [len(k) for k in runs.dense_shortlists(index, queries[:2], 5000)] == [3000, 3000]
