@@ -36,7 +36,8 @@ class ChunkConfig:
     lexical_weight: float = 0.2
     # Search passes the candidates of both retrievers through the ranking stage
     # (retrieval.ranking: fusion per query kind, definitions, paths, files); lexical_weight
-    # then applies only with ranking off. Measured on the question set (bench/questions_eval.py).
+    # then applies only with ranking off. Measured on the question set
+    # (bench/retrieval/questions_eval.py).
     ranking: bool = True
     line_window: int = 50
     line_overlap: int = 0

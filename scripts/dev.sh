@@ -46,7 +46,7 @@ case "${1:-}" in
   app)
     setup_python
     # No file watcher: it followed the whole checkout (.venv, caches, what builds write) and
-    # an idle server used a core (bench/idle_cpu.py). To rerun on save while editing, add
+    # an idle server used a core (bench/dashboard/idle_cpu.py). To rerun on save while editing, add
     # --server.fileWatcherType auto (the last of a flag wins).
     exec "$VENV/bin/streamlit" run app.py --server.headless true --server.fileWatcherType none "${@:2}"
     ;;

@@ -21,7 +21,7 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
 3. **Merge small**: fragments under ``min_tokens`` join a neighbour when the result
    fits, forward when they open something (``class A {``), else backward; units
    under ``min_tokens`` group with adjacent small units, never with a large one
-   (diluting a unit with another hurts retrieval: measured in bench/retrieval.py);
+   (diluting a unit with another hurts retrieval: measured in bench/retrieval/retrieval.py);
    in Python they never group (``LanguageSpec.groups_small_units``).
 4. **Check**: each chunk's exact count (its edge lines encoded, see ``TokenIndex``);
    one over the budget (a token or two of edge effect) is cut again, evenly. No
@@ -30,7 +30,7 @@ The algorithm (after cAST, without its recursion and its dropped leaves):
    so consecutive chunks do not share a line (``Chunk.starts_mid_line`` marks the rest).
 
 Sizes during 1-3 come from one tokenization of the whole file (``TokenIndex``),
-so the cost stays close to a single encode (bench/chunking.py: 1.44x parse + encode,
+so the cost stays close to a single encode (bench/chunking/chunking.py: 1.44x parse + encode,
 chunk records included).
 """
 
@@ -96,8 +96,8 @@ def _expand(
 
     A type declaration under ``min_tokens`` (``type Id = string``) is no boundary: like
     an import it joins its neighbours. Alone it was a small chunk that outranked real
-    targets for generic queries (bench/retrieval.py: mean doc MRR 0.518 -> 0.521, and
-    chunks under 32 tokens 2.9% -> 1.2% in bench/chunking.py).
+    targets for generic queries (bench/retrieval/retrieval.py: mean doc MRR 0.518 -> 0.521, and
+    chunks under 32 tokens 2.9% -> 1.2% in bench/chunking/chunking.py).
     """
     spec = LANGUAGES[analysis.language]
     tokens = analysis.tokens

@@ -115,7 +115,7 @@ def context_line(stem: str, symbol: str | None) -> str:
     """The file's stem and the chunk's symbol path (``payment PaymentService.charge``).
 
     What a bare slice lacks, and on both benchmark sets the most useful thing to
-    put first in the model window (bench/retrieval.py).
+    put first in the model window (bench/retrieval/retrieval.py).
     """
     return f"{stem} {symbol}" if symbol else stem
 

@@ -148,7 +148,7 @@ class LanguageSpec:
     regex_blocks: str = "braces"  # or "indent"
     # Units under ``min_tokens`` group with adjacent small units into one chunk (JS/TS:
     # one-line arrows and getters). False: every unit that fits is a chunk of its own,
-    # however small (Python, chosen on bench/language_eval.py's tuning set: grouping
+    # however small (Python, chosen on bench/retrieval/language_eval.py's tuning set: grouping
     # put small defs together in chunks many lines long for a lower doc MRR@10).
     groups_small_units: bool = True
     # Statements that may hold definitions whole (Python ``try:`` / ``if`` / ``with``

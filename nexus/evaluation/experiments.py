@@ -181,7 +181,7 @@ def sweep_paths(
     On a large repository most of a sweep's time is chunking and searching files no query
     targets; a sample of them keeps the competition while cutting that time. Scores run
     higher than over every file (fewer distractors), the settings' order barely moves
-    (measured in ``bench/fast_sweep.py``). Chosen by path alone, so a caller can leave the
+    (measured in ``bench/speed/fast_sweep.py``). Chosen by path alone, so a caller can leave the
     other files unread and unparsed.
     """
     if distractors is None:

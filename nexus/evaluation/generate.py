@@ -6,7 +6,7 @@ as target, and where they single it out a ``name`` query (its name) and a ``call
 query (what it calls, by its language's ``CallSyntax``). The set is scored on a copy of
 the repository with every doc comment blanked (``blanked_repository``), so the answer
 is not in the indexed text. The rules are the benchmark sets' (see ``doc_comments``);
-``bench/generated_queries.py`` measures that they agree.
+``bench/retrieval/generated_queries.py`` measures that they agree.
 
 What such a set measures: finding a function from a description written like its doc
 comment (terse API prose), from its name, or from what it calls. What it does not:

@@ -47,7 +47,8 @@ from nexus.ingest.selection import DEFAULT_SELECTION, FileSelection
 from nexus.types import CHUNKABLE_LANGUAGES, Category, FileInfo
 
 # Real hand-written sources reach a few MB (TypeScript's checker.ts: 3 MB); a 5 MB file
-# chunks in seconds (bench/large_file.py). Bundles above this are rarely worth an index.
+# chunks in seconds (bench/speed/scale.py --large-mb 5). Bundles above this are rarely
+# worth an index.
 DEFAULT_MAX_FILE_BYTES = 8_000_000
 BINARY_SNIFF_BYTES = 8000  # git's FIRST_FEW_BYTES in xdiff-interface.c
 MINIFIED_MEAN_LINE = 300

@@ -262,7 +262,7 @@ class DualView(Wrapper):
     The words view lets the model read identifiers in its own vocabulary and more
     of a chunk within its window; the text as written keeps exact names and API
     calls. Together they beat either alone on both the dev and the held-out sets
-    (bench/retrieval.py), at twice the embedding cost (the cache pays it once).
+    (bench/retrieval/retrieval.py), at twice the embedding cost (the cache pays it once).
     """
 
     def __init__(self, inner: Embedder) -> None:
@@ -278,7 +278,7 @@ class DualView(Wrapper):
         """``encode``, given each text's words view (``code_as_words``) made already."""
         # One call over both views: the model sorts all 2n texts by length together, so
         # batches pad as little as the bare model's do (two calls cost ~10% more CPU
-        # in bench/embedding.py). ``progress`` counts model passes, 2n in all.
+        # in bench/speed/embedding.py). ``progress`` counts model passes, 2n in all.
         n = len(texts)
         both = self.inner.encode([*texts, *words], progress)
         as_written, as_words = both[:n], both[n:]
@@ -326,7 +326,7 @@ def default_embedder(
 
 
 #: Texts per committed batch: a few model batches (32 each), so a kill loses seconds of
-#: work and the per-call overhead stays small (bench/embedding.py measures it).
+#: work and the per-call overhead stays small (bench/speed/embedding.py measures it).
 COMMIT_EVERY = 256
 
 

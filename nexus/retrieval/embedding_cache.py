@@ -11,7 +11,7 @@ One SQLite file (``vectors.sqlite``) in the cache folder holds every vector, key
   with its neighbours. The first format (``embeddings.sqlite``: hex keys, float32, a
   WITHOUT ROWID table) put every 1.5 KB vector on an overflow page of its own, ~4.7 KB
   a row. float16 gives the same MRR@10 as float32 on the check set
-  (``bench/embedding.py``); every vector handed out is the stored one, so cached and
+  (``bench/speed/embedding.py``); every vector handed out is the stored one, so cached and
   fresh results are the same.
 * **Bounded.** ``max_bytes`` (default 1 GiB, ``$NEXUS_CACHE_MAX_MB``) caps the live size
   of the file; after a write over it, the least recently used rows go until the cache is

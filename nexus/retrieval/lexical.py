@@ -7,7 +7,7 @@ counting them. Chunks and queries go through the same words view as the embeddin
 English words, with a light stemmer that joins a word's forms, and are scored with
 Okapi BM25.
 
-Measured on both benchmark sets (bench/retrieval.py): cosine + 0.2 x (BM25 / best
+Measured on both benchmark sets (bench/retrieval/retrieval.py): cosine + 0.2 x (BM25 / best
 BM25 of the query) lifts doc-query MRR@10 on the dev and the held-out set alike.
 """
 

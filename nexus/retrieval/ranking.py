@@ -6,7 +6,7 @@ has: which chunk *defines* a name the query asks for, file paths, how many stron
 a file has, and priors on tests, examples, compatibility copies, barrels and
 declarations. Last, each hit gathers its neighbouring candidates of the same file into
 one result window (``nexus.retrieval.windows``). Every weight lives in ``RankingRules``
-(one table) and each rule's worth alone is measured by ``bench/questions_eval.py``
+(one table) and each rule's worth alone is measured by ``bench/retrieval/questions_eval.py``
 (``bench/results/questions.md``).
 
 Every hit keeps the parts of its score (``ScorePart``), so the dashboard can show why a

@@ -13,7 +13,7 @@ a later quality-tier build.
 
 Chosen on the tuning half of the questions (fast tier, AST 320/48): the top 10 / 20 / 30 /
 40 and shares 0.5-0.8 measured; held out, once: NDCG@10 0.615 -> 0.641, R@1k 0.585 ->
-0.644, R@2k 0.670 -> 0.711, R@4k 0.772 -> 0.814 (``bench/rescore.py``,
+0.644, R@2k 0.670 -> 0.711, R@4k 0.772 -> 0.814 (``bench/retrieval/rescore.py``,
 ``bench/results/rescore.md``).
 """
 

@@ -4,7 +4,7 @@ A sentence model like all-MiniLM-L6-v2 reads at most 256 word pieces and spends
 one on every ``{``, ``(``, ``.`` and ``;``. Turning identifiers into their words
 (``createSubscription`` -> ``create subscription``) and dropping punctuation lets
 the window hold far more of a chunk, in the vocabulary the model was trained on.
-Measured on the dev set (bench/retrieval.py): doc-query MRR@10 0.513 -> 0.602.
+Measured on the dev set (bench/retrieval/retrieval.py): doc-query MRR@10 0.513 -> 0.602.
 
 The view is idempotent, so applying it to a query and to text that is already a
 view is safe; the index applies it to both.

@@ -2,7 +2,7 @@
 
 The fast tier is a model2vec static model distilled from the bundled MiniLM folder: a
 table of one vector per word piece, averaged, so it embeds thousands of texts a second
-where MiniLM embeds tens. It is weaker on its own (``bench/tier_agreement.py``), but it
+where MiniLM embeds tens. It is weaker on its own (``bench/retrieval/tier_agreement.py``), but it
 ranks chunking settings much as MiniLM does, which is what a sweep needs.
 
 Nothing is downloaded: the first use distils the model offline (a few minutes on two

@@ -3,7 +3,7 @@
 Measuring a live object graph (tree-sitter trees, numpy arrays, usearch graphs) on
 every cache insert would cost more than the work it guards, so sizes come from a
 few figures measured once and scaled by what is cheap to count: bytes of source,
-chunks, vector dimensions. ``bench/server_memory.py`` re-measures them (tracemalloc,
+chunks, vector dimensions. ``bench/memory/server_memory.py`` re-measures them (tracemalloc,
 which sees tree-sitter's allocations because py-tree-sitter allocates through
 Python's allocator, and process RSS for usearch) and prints estimate vs measured.
 

@@ -332,7 +332,7 @@ def _pooled(refs: Iterator[FileRef], workers: int, job: _Job) -> Iterator[FileRe
     kept one worker busy after the other had run out of files (TypeScript's 6 MB
     ``_tsc.js``, 120 files from the end of the scale corpus: 8.1 s of chunking on two
     workers instead of 7.6 s, simulated from each file's CPU time in
-    ``bench/chunk_workers.py``).
+    ``bench/speed/chunk_workers.py``).
 
     When a worker dies, every file in flight fails with it and the culprit is
     unknown: those files are run again one at a time in a fresh pool, so only the

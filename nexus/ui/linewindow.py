@@ -1,7 +1,7 @@
 """Which lines of a file the code view draws: all of a small file, a window of a large one.
 
 Drawing every line of ``lib.dom.d.ts`` (39,430 lines, 8 MB of highlighted HTML) cost
-the browser 4-10 s of layout on every slider move (bench/first_answer.py's slider
+the browser 4-10 s of layout on every slider move (bench/dashboard/first_answer.py's slider
 case). A window of a few hundred lines costs what a small file costs, whatever the
 file's size; the page pages it and moves it to the selected chunk.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: Files up to this many lines (and bytes) are drawn whole: the samples' largest file
-#: (1,033 lines) settles in ~0.4 s (bench/ui_latency.py).
+#: (1,033 lines) settles in ~0.4 s (bench/dashboard/ui_latency.py).
 WHOLE_FILE_LINES = 2_000
 WHOLE_FILE_BYTES = 250_000
 #: Lines in the window of a larger file, and how many of them lie above the line it

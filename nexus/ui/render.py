@@ -179,7 +179,7 @@ def band_view(
     """One pane of chunk bands, drawn as one block per run of lines with the same chunk.
 
     A few hundred elements instead of a few per line: moving a slider on a
-    1,000-line file redraws in a fraction of the time (bench/ui_latency.py). Only
+    1,000-line file redraws in a fraction of the time (bench/dashboard/ui_latency.py). Only
     the lines of ``window`` are drawn (all by default); a chunk that began above
     the window is labelled on its first line.
     """

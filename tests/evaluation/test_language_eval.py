@@ -1,11 +1,11 @@
-"""The query-set builder of bench/language_eval.py: what counts as a Go doc comment, how
+"""The query-set builder of bench/retrieval/language_eval.py: what counts as a Go doc comment, how
 it is blanked and read. (The benchmark itself downloads packages and is not run here.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.language_eval import SETS, go_calls, go_docs, go_summary, python_docs, strip
+from bench.retrieval.language_eval import SETS, go_calls, go_docs, go_summary, python_docs, strip
 from nexus.chunking.grammar import parse
 
 GO = b"""// Copyright 2024 Someone.

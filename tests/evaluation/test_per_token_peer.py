@@ -1,4 +1,4 @@
-"""bench/per_token_peer.py: the peer's run files scored with Nexus's own functions, per
+"""bench/retrieval/per_token_peer.py: the peer's run files scored with Nexus's own functions, per
 split and category, and the check that each hit's lines are the lines of its file."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from bench.per_token_peer import groups, mismatched_hits, read_run, score_docs, score_repo
+from bench.retrieval.per_token_peer import groups, mismatched_hits, read_run, score_docs, score_repo
 from nexus.evaluation.questions import parse_questions
 from nexus.retrieval.budget import line_tokens
 
