@@ -62,3 +62,32 @@ def test_the_checker_finds_a_broken_link(tmp_path: Path) -> None:
         "missing.md (no such file)",
         "there.md#nowhere (no heading #nowhere)",
     ]
+
+
+#: A file of the repository named in running text or a command: ``nexus/retrieval/rescore.py``,
+#: ``bench/speed/scale.py``. Modules and scripts move; the pages must follow them.
+NAMED_FILE = re.compile(
+    r"(?<![\w./-])((?:nexus|bench|tests|scripts)/[\w./-]*\w\.(?:py|md|json|sh))"
+)
+
+
+def missing_files(page: Path, root: Path = ROOT) -> list[str]:
+    text = page.read_text(encoding="utf-8")
+    return sorted({p for p in NAMED_FILE.findall(text) if not (root / p).exists()})
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.exists()], ids=lambda p: p.name)
+def test_every_named_file_exists(page: Path) -> None:
+    assert missing_files(page) == []
+
+
+def test_the_checker_finds_a_file_that_moved(tmp_path: Path) -> None:
+    (tmp_path / "nexus").mkdir()
+    (tmp_path / "nexus" / "here.py").write_text("", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "`nexus/here.py`, `python bench/gone.py --help`, ../shared/nexus/x.py, "
+        "see nexus/here.py.\n",
+        encoding="utf-8",
+    )
+    assert missing_files(page, tmp_path) == ["bench/gone.py"]
