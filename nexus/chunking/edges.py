@@ -1,7 +1,7 @@
 """Where chunk edges fall: the checks behind "a chunk is about one unit, from its start".
 
 Three faults an edge can have, each counted per file (tests/chunking/test_chunk_edges.py
-asserts none on the test repositories; bench/chunk_edges.py counts them on real ones):
+asserts none on the test repositories; bench/chunking/chunk_edges.py counts them on real ones):
 
 - **foreign start**: the chunk's first non-blank byte lies inside a unit (strictly after
   the unit's first byte) that is neither the chunk's symbol nor nested with it (an

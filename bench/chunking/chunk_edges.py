@@ -3,7 +3,7 @@ that start inside another unit, own-line leading comments left in the chunk befo
 their definition, and chunks that start mid-line (sharing a line with the one before);
 beside them, chunks under 32 tokens (a tail kept apart can be one) and over the budget.
 
-    .venv/bin/python bench/chunk_edges.py /tmp/nexus-questions/rich /tmp/nexus-questions/mobx
+    .venv/bin/python bench/chunking/chunk_edges.py REPO ...  # e.g. /tmp/nexus-questions/rich
 
 Prints a markdown table (one row per repository and budget) and the first examples of
 each fault; counting only, so no timing and no model.
@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from nexus.chunking.analysis import analyze  # noqa: E402
@@ -27,7 +27,7 @@ from nexus.ingest.sources import open_repository  # noqa: E402
 
 #: The default budget and the one issue 41 saw on excalidraw's App.tsx.
 BUDGETS = ((320, 48), (256, 48))
-SMALL = 32  # tokens: bench/chunking.py's fragment size
+SMALL = 32  # tokens: bench/chunking/chunking.py's fragment size
 
 
 @dataclass
