@@ -26,6 +26,16 @@ def _cache_in_tmp(monkeypatch, tmp_path):
     monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "nexus-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _no_vectors_jobs(monkeypatch):
+    """No background MiniLM job (``nexus.runtime.rescore_vectors``) in a test unless it
+    starts one itself: a fast-tier workspace answers "not re-scored yet"."""
+    from nexus.runtime import rescore_vectors
+
+    monkeypatch.setattr(rescore_vectors, "spawn", lambda argv, log: None)
+    monkeypatch.setattr(rescore_vectors, "_JOBS", {})
+
+
 @pytest.fixture(scope="session")
 def static_model_dir(tmp_path_factory):
     """A static model built from the bundled all-MiniLM-L6-v2, once per session.

@@ -277,6 +277,7 @@ def search_record(workspace: Workspace, answer) -> dict[str, Any]:  # noqa: ANN0
         "tier": answer.tier,
         "model": answer.model,
         "rescored_by": answer.rescored_by or None,
+        "rescore": answer.rescore or None,
         "fresh": answer.fresh.describe(),
         "budget_tokens": answer.budget,
         "tokens_used": answer.tokens_used,

@@ -127,9 +127,15 @@ def _spent(answers: dict, budget: int | None) -> dict[str, object]:
 
 
 def _answered_by(answers: dict) -> dict[str, object]:
-    """Which tier and model answered (every index of one workspace has the same)."""
+    """Which tier and model answered (every index of one workspace has the same), and
+    whether the fast tier's best hits were scored again (``SearchAnswer.rescore``)."""
     answer = next(iter(answers.values()))
-    return {"tier": answer.tier, "model": answer.model, "rescored_by": answer.rescored_by or None}
+    return {
+        "tier": answer.tier,
+        "model": answer.model,
+        "rescored_by": answer.rescored_by or None,
+        "rescore": answer.rescore or None,
+    }
 
 
 def _tokens(hit, read, budget: int | None) -> int:

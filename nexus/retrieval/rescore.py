@@ -29,6 +29,10 @@ from nexus.retrieval.search import Hit
 
 #: Hits of the fast tier scored again (the rest keep their order, after them).
 RESCORE_DEPTH = 30
+#: ``SearchAnswer.rescore`` when the fast tier's best hits were scored again by MiniLM.
+RESCORED = "re-scored"
+#: ... and before MiniLM's vectors of the chunks exist: the fast tier's own order.
+RESCORE_PENDING = "not re-scored yet"
 #: The name of the dense part a re-scored hit carries instead of ``dense``.
 RESCORED_DENSE = "dense (quality model)"
 

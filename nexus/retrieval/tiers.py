@@ -99,33 +99,43 @@ def ensure_static_model(
     distil: Callable[[Path], None] = distil_from_minilm,
 ) -> Path:
     """The static model's folder in ``folder`` (default ``models_dir()``), distilled first
-    if it is not there yet.
+    if it is not there yet (``ensure_model_folder``)."""
+    return ensure_model_folder(
+        Path(folder) if folder is not None else models_dir(),
+        STATIC_MODEL_NAME,
+        distil,
+        say,
+        f"distilling the fast tier ({STATIC_MODEL_NAME}) from the bundled model, "
+        "once: a few minutes on two cores",
+    )
 
-    ``distil(path)`` writes a model into an empty temporary folder, renamed into place
+
+def ensure_model_folder(
+    root: Path, name: str, make: Callable[[Path], None], say: Say | None, doing: str
+) -> Path:
+    """``root / name``, made first by ``make`` if it is not there yet (``doing`` is said).
+
+    ``make(path)`` writes a model into an empty temporary folder, renamed into place
     only when it is complete; a file lock makes a second process wait and then load
-    the first one's model instead of distilling again.
+    the first one's model instead of making it again.
     """
-    root = Path(folder) if folder is not None else models_dir()
-    target = root / STATIC_MODEL_NAME
+    target = root / name
     if target.is_dir():
         return target
     tell: Say = say or (lambda line: None)
     root.mkdir(parents=True, exist_ok=True)
-    with exclusive(root / f"{STATIC_MODEL_NAME}.lock"):
-        if target.is_dir():  # another process distilled it while we waited
+    with exclusive(root / f"{name}.lock"):
+        if target.is_dir():  # another process made it while we waited
             return target
-        tell(
-            f"distilling the fast tier ({STATIC_MODEL_NAME}) from the bundled model, "
-            "once: a few minutes on two cores"
-        )
+        tell(doing)
         start = time.perf_counter()
-        scratch = Path(tempfile.mkdtemp(prefix=f".{STATIC_MODEL_NAME}-", dir=root))
+        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
         try:
-            distil(scratch)
+            make(scratch)
             scratch.rename(target)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        tell(f"fast tier ready in {time.perf_counter() - start:.0f} s: {target}")
+        tell(f"{name} ready in {time.perf_counter() - start:.0f} s: {target}")
     return target
 
 

@@ -1,8 +1,9 @@
 """Answering questions from a workspace's open indexes, and re-scoring the fast tier's.
 
 A search embeds its queries once per workspace, asks the open index (saved index plus
-overlay), scores the fast tier's best hits again with the quality tier's model when it
-may (``nexus.retrieval.rescore``), and reads the hits within a token budget.
+overlay), scores the fast tier's best hits again with MiniLM's vectors when they are computed
+(``nexus.retrieval.rescore``, ``nexus.runtime.rescorer``), and reads the hits within a
+token budget.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import numpy as np
 from nexus.retrieval.budget import READ_DEPTH, read_within
 from nexus.retrieval.embedding import CachedEmbedder, ModelUnavailableError
 from nexus.retrieval.ranking import RankingRules, rules_for
-from nexus.retrieval.rescore import RESCORE_DEPTH, rescore, rescore_texts
+from nexus.retrieval.rescore import RESCORE_DEPTH, RESCORE_PENDING, RESCORED, rescore
 from nexus.retrieval.search import Hit
+from nexus.runtime.rescorer import Rescorer
 from nexus.types import Chunk
 from nexus.workspace.answers import SearchAnswer, Status, check_budget
 from nexus.workspace.building import Building
-from nexus.workspace.settings import is_static, shared_rescorer
+from nexus.workspace.overlay import LiveIndex
+from nexus.workspace.settings import is_static
 
 #: Query vectors a workspace keeps (a few hundred KB).
 QUERY_VECTORS_KEPT = 512
@@ -30,8 +33,7 @@ class Answering(Building):
     """The answers of a ``Workspace`` (whose ``__init__`` sets this state)."""
 
     _queries: dict[str, np.ndarray]  # query -> vector, oldest first
-    _rescorer_embedder: CachedEmbedder | None
-    _no_rescorer: str  # why the fast tier's hits are not scored again, if so
+    _rescorers: dict[str, Rescorer]  # strategy -> its MiniLM vectors
 
     def search(
         self,
@@ -73,15 +75,16 @@ class Answering(Building):
             vectors = self.query_vectors(queries)
             rules = rules_for(self.config)
             answers = []
-            rescorer = self._rescorer() if rules is not None else None
+            rescorer = self._rescorer(strategy, live) if rules is not None else None
+            rescore_state = rescorer.state() if rescorer is not None else ""
             for query, vector, budget in zip(queries, vectors, budgets, strict=True):
                 # A budget is read as deep as it lasts: its hits are the ones it reads.
                 depth = k if budget is None else max(k, READ_DEPTH)
                 asked = max(depth, RESCORE_DEPTH) if rescorer is not None else depth
                 hits = live.search(vector, query, asked, self.config.lexical_weight, rules)
-                rescored_by = ""
-                if rescorer is not None and rules is not None:
-                    hits, rescored_by = self._rescored(rescorer, hits, query, rules)
+                rescored_by, state = "", rescore_state
+                if rescorer is not None and rules is not None and state == RESCORED:
+                    hits, rescored_by, state = self._rescored(rescorer, live, hits, query, rules)
                 hits = hits[:depth]
                 if not explain:
                     hits = [replace(hit, parts=()) for hit in hits]
@@ -98,32 +101,53 @@ class Answering(Building):
                         self.embedder.name,
                         self._fresh,
                         rescored_by,
+                        state,
                     )
                 )
             return answers
 
-    def _rescorer(self) -> CachedEmbedder | None:
-        """The quality tier's embedder (behind the cache) that scores the fast tier's best
-        hits again; None when this workspace answers with another model, is told not to,
-        or the model could not be loaded before."""
-        if not (self.settings.rescore and is_static(self.embedder)) or self._no_rescorer:
-            return None
-        if self._rescorer_embedder is None:
-            self._rescorer_embedder = shared_rescorer(self.settings)
-        return self._rescorer_embedder
+    def _rescorer(self, strategy: str, live: LiveIndex) -> Rescorer | None:
+        """What scores the fast tier's best hits again for ``strategy`` (its background job
+        started on first use); None when this workspace answers with another model or is
+        told not to."""
+        folder = self._folders[strategy]
+        if not (self.settings.rescore and is_static(self.embedder)) or not folder.name:
+            return None  # (an index adopted without a folder has no place for the vectors)
+        if strategy not in self._rescorers:
+            self._rescorers[strategy] = Rescorer(
+                folder,
+                len(live.base),
+                self.settings.cache_folder,
+                self.settings.cache_max_bytes,
+                self.config.words_view,
+            )
+        return self._rescorers[strategy]
+
+    def wait_for_rescore(self, strategy: str | None = None) -> str:
+        """Wait until MiniLM's vectors of ``strategy``'s index are computed (once, in the
+        background job), for a caller that wants the re-scored order rather than the first
+        answer soon (``nexus eval``, ``nexus index``); the state later answers will have
+        (``SearchAnswer.rescore``), "" when re-scoring is off."""
+        strategy, live = self._index_of(strategy)
+        rescorer = self._rescorer(strategy, live) if rules_for(self.config) else None
+        if rescorer is None:
+            return ""
+        self.wait_for_saves()  # the job reads the saved index
+        return rescorer.wait()
 
     def _rescored(
-        self, rescorer: CachedEmbedder, hits: list[Hit], query: str, rules: RankingRules
-    ) -> tuple[list[Hit], str]:
-        """``hits`` with the best ``RESCORE_DEPTH`` scored again (``rescore``), and the
-        model that did it; as they were, and "", when the model cannot be loaded."""
+        self, rescorer: Rescorer, live: LiveIndex, hits: list[Hit], query: str, rules: RankingRules
+    ) -> tuple[list[Hit], str, str]:
+        """``hits`` with the best ``RESCORE_DEPTH`` scored again (``rescore``), the model
+        that did it and ``RESCORED``; as they were, "" and why not when a hit has no
+        MiniLM vector yet (an edited file's) or the query model cannot be loaded."""
         try:
-            vectors = rescorer.encode([query, *rescore_texts(hits)])
+            cosines = rescorer.cosines(query, hits[:RESCORE_DEPTH], frozenset(live.changed))
         except ModelUnavailableError as exc:
-            self._no_rescorer = str(exc)
-            return hits, ""
-        cosines = vectors[1:] @ vectors[0]
-        return rescore(hits, cosines.tolist(), query, rules), rescorer.name
+            return hits, "", f"not re-scored: {exc}"
+        if not cosines:
+            return hits, "", RESCORE_PENDING
+        return rescore(hits, cosines, query, rules), rescorer.name, RESCORED
 
     def query_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
         """The queries' vectors, embedded once per workspace (a query asked of both

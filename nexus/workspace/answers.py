@@ -50,6 +50,11 @@ class SearchAnswer:
     #: The model that scored the fast tier's best hits again (``nexus.retrieval.rescore``;
     #: "" when none did).
     rescored_by: str = ""
+    #: Whether they were (``nexus.retrieval.rescore``): ``RESCORED``, ``RESCORE_PENDING``
+    #: while MiniLM's vectors of the chunks are computed in the background, "not
+    #: re-scored: " and why, or "" when re-scoring is off (``--no-rescore``, the quality
+    #: tier, no ranking stage).
+    rescore: str = ""
 
     @property
     def tokens_used(self) -> int:

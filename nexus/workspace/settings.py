@@ -1,23 +1,21 @@
 """How a workspace chunks, embeds and caches (``Settings``), and the embedders it opens.
 
 The fast tier's static model can sit under wrappers (the words view, the cache);
-``static_model`` finds it. The quality tier's model that re-scores fast-tier hits is
-opened once per process (``shared_rescorer``).
+``static_model`` finds it.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.ingest.sources import IngestSettings
-from nexus.retrieval.embedding import CachedEmbedder, Embedder, resolve_precision
+from nexus.retrieval.embedding import CachedEmbedder, Embedder
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
-from nexus.retrieval.tiers import DEFAULT_TIER, QUALITY, TIERS, StaticEmbedder, tier_embedder
+from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, StaticEmbedder, tier_embedder
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,8 @@ class Settings:
     custom_profiles: Mapping[str, Profile] | None = None
     workers: int | None = None
     #: With the fast tier and the ranking stage: its best hits scored again by MiniLM
-    #: (``nexus.retrieval.rescore``), the model loaded and those chunks embedded on demand.
+    #: (``nexus.retrieval.rescore``) once MiniLM's vectors of the chunks are computed in
+    #: the background (``nexus.runtime.rescore_vectors``); the fast tier's order until then.
     rescore: bool = True
 
     def __post_init__(self) -> None:
@@ -65,27 +64,6 @@ def open_embedder(settings: Settings, say: Callable[[str], None] | None = None) 
         say=say,
     )
     return CachedEmbedder(inner, cache)
-
-
-#: The quality tier's embedders that re-score fast-tier hits, one per cache, view and
-#: precision in a process: the Search page opens a workspace per answer and MCP one per
-#: repository, and MiniLM should load once for all of them.
-_RESCORERS: dict[tuple[str, int | None, bool, str], CachedEmbedder] = {}
-_RESCORERS_LOCK = threading.Lock()
-
-
-def shared_rescorer(settings: Settings) -> CachedEmbedder:
-    """The quality tier's embedder, behind ``settings``' cache, shared in this process."""
-    key = (
-        str(settings.cache_folder),
-        settings.cache_max_bytes,
-        settings.config.words_view,
-        resolve_precision(),
-    )
-    with _RESCORERS_LOCK:
-        if key not in _RESCORERS:
-            _RESCORERS[key] = open_embedder(replace(settings, tier=QUALITY, model_path=None))
-        return _RESCORERS[key]
 
 
 def is_static(embedder: Embedder) -> bool:

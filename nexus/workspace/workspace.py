@@ -16,7 +16,8 @@ import numpy as np
 
 from nexus.config import ChunkConfig
 from nexus.ingest.sources import Repository, RepositoryScan, real_path, scan_repository
-from nexus.retrieval.embedding import CachedEmbedder, Embedder
+from nexus.retrieval.embedding import Embedder
+from nexus.runtime.rescorer import Rescorer
 from nexus.workspace.answering import Answering
 from nexus.workspace.answers import Freshness
 from nexus.workspace.freshness import Stamps, Watch
@@ -59,8 +60,7 @@ class Workspace(Answering):
         self._answering = 0  # answers being made now
         self._fresh = Freshness()
         self._queries: dict[str, np.ndarray] = {}  # query -> vector, oldest first
-        self._rescorer_embedder: CachedEmbedder | None = None
-        self._no_rescorer = ""  # why the fast tier's hits are not scored again, if so
+        self._rescorers: dict[str, Rescorer] = {}  # strategy -> its MiniLM vectors
 
     @classmethod
     def open(

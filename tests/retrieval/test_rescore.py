@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from nexus.retrieval.embedding import ModelUnavailableError
-from nexus.retrieval.ranking import RankingRules, ScorePart
-from nexus.retrieval.rescore import RESCORED_DENSE, rescore, rescore_texts
+from nexus.retrieval.ranking import RankingRules, ScorePart, rules_for
+from nexus.retrieval.rescore import (
+    RESCORE_DEPTH,
+    RESCORE_PENDING,
+    RESCORED,
+    RESCORED_DENSE,
+    rescore,
+    rescore_texts,
+)
 from nexus.retrieval.search import Hit
+from nexus.runtime.rescore_vectors import compute_vectors
 from nexus.workspace import Settings, Workspace
 from tests import helpers
 
@@ -77,42 +88,86 @@ def _fast_workspace(static_model_dir: Path, tmp_path: Path, **settings) -> Works
     return Workspace.open(repo, Settings(tier="fast", cache_dir=cache, **settings))
 
 
-@pytest.mark.model
-def test_the_fast_tier_answers_with_its_best_hits_scored_by_minilm(static_model_dir, tmp_path):
+class Counting:
+    """A stand-in for MiniLM: a fixed random unit vector per text, and every call kept."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.dim = 384
+        self.max_seq_length = 256
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts, progress=None) -> np.ndarray:
+        self.calls.append(list(texts))
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).normal(size=self.dim) for t in texts]
+        vectors = np.array(rows, dtype=np.float32).reshape(-1, self.dim)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def count_wordpieces(self, texts) -> list[int]:
+        return [len(t.split()) for t in texts]
+
+
+def test_a_first_query_answers_from_the_fast_tier_and_says_so(static_model_dir, tmp_path):
     workspace = _fast_workspace(static_model_dir, tmp_path)
     answer = workspace.search("refund a payment", 5)
-    assert answer.tier == "fast" and answer.rescored_by.startswith("all-MiniLM-L6-v2")
-    assert all(hit.parts[0].name == RESCORED_DENSE for hit in answer.hits)
-    assert [hit.rank for hit in answer.hits] == [1, 2, 3, 4, 5]
-    scores = [hit.score for hit in answer.hits]
-    assert scores == sorted(scores, reverse=True)
-    again = workspace.search("refund a payment", 5)
-    assert workspace._rescorer_embedder.last_misses == 0  # the chunks' vectors were cached
-    assert [h.chunk.id for h in again.hits] == [h.chunk.id for h in answer.hits]
-    other = Workspace(workspace.repo, workspace.settings, workspace.embedder)
-    assert other._rescorer() is workspace._rescorer()  # MiniLM loads once per process
+    assert answer.rescore == RESCORE_PENDING and answer.rescored_by == ""
+    assert all(hit.parts[0].name == "dense" for hit in answer.hits)
+    assert answer.hits[0].chunk.file == "src/services/refund.ts"
 
 
-def test_the_fast_tier_keeps_its_order_when_told_or_without_the_model(
+def test_once_the_vectors_exist_a_query_is_rescored_without_embedding_a_chunk(
     static_model_dir, tmp_path, monkeypatch
 ):
+    from nexus.runtime import rescorer as rescorer_module
+
+    query = "refund a payment"
+    workspace = _fast_workspace(static_model_dir, tmp_path)
+    fast = workspace.search(query, RESCORE_DEPTH)  # the fast tier's order, not re-scored
+    workspace.wait_for_saves()
+    rescorer = workspace._rescorers["ast"]
+    chunks, queries = Counting(rescorer.name), Counting("query model")
+    compute_vectors(rescorer.folder, chunks)  # what the background job does
+    assert len(chunks.calls) == 1
+    monkeypatch.setattr(rescorer_module, "onnx_model_at", lambda cache: tmp_path)
+    monkeypatch.setattr(rescorer_module, "query_model", lambda graph, words: queries)
+
+    answer = workspace.search(query, 5)
+    assert answer.rescore == RESCORED and answer.rescored_by == rescorer.name
+    assert all(hit.parts[0].name == RESCORED_DENSE for hit in answer.hits)
+    assert len(chunks.calls) == 1  # no chunk embedded on the query path
+    assert queries.calls == [[query]]  # the query alone, once
+    workspace.search(query, 5)
+    assert len(queries.calls) == 1  # a query asked again is not embedded again
+    stored = chunks.encode(rescore_texts(fast.hits)).astype(np.float16).astype(np.float32)
+    cosines = (stored @ queries.encode([query])[0]).tolist()
+    expected = rescore(list(fast.hits), cosines, query, rules_for(workspace.config))
+    assert [h.chunk.id for h in answer.hits] == [h.chunk.id for h in expected[:5]]
+
+
+def test_the_fast_tier_keeps_its_order_when_told(static_model_dir, tmp_path):
     plain = _fast_workspace(static_model_dir, tmp_path / "plain", rescore=False)
     answer = plain.search("refund a payment", 5)
+    assert answer.rescored_by == "" and answer.rescore == ""
+    assert answer.hits[0].parts[0].name == "dense"
+
+
+def test_a_failed_vectors_job_is_said_and_the_fast_tier_answers(
+    static_model_dir, tmp_path, monkeypatch
+):
+    from nexus.runtime import rescore_vectors
+
+    def failing(argv, log):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("ModelUnavailableError: no model here\n")
+        return subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"])
+
+    monkeypatch.setattr(rescore_vectors, "spawn", failing)
+    workspace = _fast_workspace(static_model_dir, tmp_path)
+    workspace.search("refund a payment", 5)
+    workspace._rescorers["ast"]._job.process.wait()
+    answer = workspace.search("refund a payment", 5)
+    assert answer.rescore == "not re-scored: ModelUnavailableError: no model here"
     assert answer.rescored_by == "" and answer.hits[0].parts[0].name == "dense"
-
-    class Missing:
-        name = "missing"
-
-        def encode(self, texts):
-            raise ModelUnavailableError("no model here")
-
-    unavailable = _fast_workspace(static_model_dir, tmp_path / "missing")
-    unavailable._rescorer_embedder = Missing()
-    same = unavailable.search("refund a payment", 5)
-    assert same.rescored_by == ""
-    assert [h.chunk.id for h in same.hits] == [h.chunk.id for h in answer.hits]
-    assert unavailable._no_rescorer == "no model here"
-    assert unavailable._rescorer() is None  # not tried again on every query
 
 
 def test_the_search_page_says_which_model_scored_the_hits_again() -> None:

@@ -215,12 +215,14 @@ def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_mo
     assert manifests and all(f"{STATIC_MODEL_NAME}+dual" in m for m in manifests)
     vectors = EmbeddingCache(cache)
     assert vectors.count(f"{STATIC_MODEL_NAME}+dual") == 0  # the chunking workers embedded
-    # ... and MiniLM's vectors of the hits it scored again (and of the query) are cached
-    assert hits["rescored_by"].startswith("all-MiniLM-L6-v2")
-    assert vectors.count(hits["rescored_by"]) == vectors.count() > 0
+    # ... and MiniLM is never asked on the query path: until its vectors of the chunks are
+    # computed in the background, the answer is the fast tier's own, and says so
+    assert hits["rescored_by"] is None and hits["rescore"] == "not re-scored yet"
+    assert vectors.count() == 0
     assert main([*argv, "--json", "--no-rescore"]) == 0
     plain = json.loads(capsys.readouterr().out)
-    assert plain["rescored_by"] is None and plain["AST"][0]["parts"]["dense"] > 0
+    assert plain["rescored_by"] is None and plain["rescore"] is None
+    assert plain["AST"][0]["parts"]["dense"] > 0
 
 
 def test_eval_sweep_over_target_files_and_a_sample(capsys, tmp_path, static_model_dir):
