@@ -110,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="token budgets of the R@1k-style metrics: the share of targets read within B "
         "tokens of the ranked hits (default 1000,2000,4000)",
     )
+    evaluate.add_argument(
+        "--fast-order",
+        dest="rescore",
+        action="store_false",
+        help="with --tier fast: score the fast tier's own order (by default what search "
+        "answers: its best 30 hits re-scored by MiniLM, whose vectors of the chunks are "
+        "computed first, once)",
+    )
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument(
         "--choose-by",

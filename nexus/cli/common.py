@@ -107,7 +107,8 @@ def add_rescore_option(parser: argparse.ArgumentParser) -> None:
         dest="rescore",
         action="store_false",
         help="with --tier fast: keep the fast tier's order (by default its best 30 hits are "
-        "scored again by the quality tier's model, embedded on demand and cached)",
+        "scored again by the quality tier's model, once its vectors of every chunk are "
+        "computed in the background; answers say whether they were)",
     )
 
 

@@ -115,6 +115,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _as_answered(workspace, strategy: str, texts: list[str]) -> list:  # noqa: ANN001
+    """Each question's answer as ``Workspace.search`` gives it (what users get), read as
+    deep as a budget reads; with re-scoring on (the fast tier), once MiniLM's vectors
+    of the chunks are computed (``--fast-order``: the fast tier's own order instead)."""
+    from nexus.answers import RESCORED
+    from nexus.evaluation.questions import K
+    from nexus.retrieval.budget import READ_DEPTH
+
+    state = workspace.wait_for_rescore(strategy)
+    if state and state != RESCORED:
+        raise ValueError(f"{strategy}: {state}; --fast-order scores the fast tier's own order")
+    answers = workspace.search_many(texts, max(K, READ_DEPTH), strategy=strategy)
+    scored = f"re-scored by {answers[0].rescored_by}" if state else "the index's own order"
+    print(f"nexus: scoring Workspace.search's answers ({scored})", file=sys.stderr)
+    return answers
+
+
 def parse_budgets(text: str) -> tuple[int, ...]:
     """``1000,2000,4000`` as token budgets; ValueError says what a budget must be."""
     try:
@@ -226,13 +243,22 @@ def _eval_questions(
     if missing:
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         print(f"{len(missing)} target file(s) are not chunked in {repo.name}: {shown}")
-    embedder, opened = saved_indexes(args, config, strategies(args), repo)
+    workspace = index_verb.open_workspace(args, config, repo)
+    opened = index_verb.index_workspace(args, workspace, strategies(args))
     summaries = {}
     rows_by_label = {}
+    texts = [q.query for q in questions]
     for strategy, one in zip(strategies(args), opened, strict=True):
         label = STRATEGY_LABELS[strategy]
+        answers = _as_answered(workspace, strategy, texts)
         rows = evaluate_questions(
-            questions, one.index, embedder, config.lexical_weight, rules_for(config), budgets
+            questions,
+            one.index,
+            workspace.embedder,
+            config.lexical_weight,
+            rules_for(config),
+            budgets,
+            answered=[[hit.chunk for hit in answer.hits] for answer in answers],
         )
         rows_by_label[label] = rows
         summaries[label] = summarize(rows, budgets)

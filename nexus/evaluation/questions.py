@@ -237,9 +237,9 @@ def summary_table(
     summaries: dict[str, dict[str, dict[str, float]]],
     budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> tuple[list[str], list[list[str]]]:
-    """Rows ``run | group | n | NDCG@10 | MRR@10 | R@5 | R@1k ... | tokens@10``: one per
-    run and group."""
-    headers = ["run", "group", "n", *METRICS, *budget_headers(budgets)]
+    """Rows ``run | group | n | R@1k ... | tokens@10 | NDCG@10 | MRR@10 | R@5``: one per
+    run and group, what an answer costs first (an agent pays for every token read)."""
+    headers = ["run", "group", "n", *budget_headers(budgets), *METRICS]
     rows = []
     for run, summary in summaries.items():
         for group in ("all", *CATEGORIES):
@@ -247,8 +247,8 @@ def summary_table(
                 m = summary[group]
                 rows.append(
                     [run, group, str(int(m["n"]))]
-                    + [f"{m[n]:.3f}" for n in METRICS]
                     + budget_cells(m, budgets)
+                    + [f"{m[n]:.3f}" for n in METRICS]
                 )
     return headers, rows
 
@@ -276,23 +276,34 @@ def evaluate_questions(
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    answered: Sequence[Sequence[Chunk]] | None = None,
 ) -> list[QuestionRow]:
     """Search ``index`` for every question (embedded in one batch) and score the top 10,
-    with the budget figures at ``budgets`` tokens (read past the top 10 while they last)."""
+    with the budget figures at ``budgets`` tokens (read past the top 10 while they last).
+    ``answered``: each question's hits (``max(K, READ_DEPTH)`` deep) as something else
+    answered them (``nexus eval``: ``Workspace.search``, re-scoring included), scored
+    instead of searching ``index`` here."""
     files = {c.file for c in index.chunks}
-    vectors = embedder.encode([q.query for q in questions])
+    if answered is None:
+        vectors = embedder.encode([q.query for q in questions])
+        answered = [
+            [
+                hit.chunk
+                for hit in search(
+                    index,
+                    vec,
+                    question.query,
+                    max(K, READ_DEPTH),
+                    rules=ranking,
+                    lexical_weight=lexical_weight,
+                    exact=True,
+                )
+            ]
+            for question, vec in zip(questions, vectors, strict=True)
+        ]
     rows = []
-    for question, vec in zip(questions, vectors, strict=True):
-        hits = search(
-            index,
-            vec,
-            question.query,
-            max(K, READ_DEPTH),
-            rules=ranking,
-            lexical_weight=lexical_weight,
-            exact=True,
-        )
-        deep = [h.chunk for h in hits]
+    for question, deep in zip(questions, answered, strict=True):
+        deep = list(deep)
         top = tuple(deep[:K])
         scores = question_scores(question, top, files)
         rows.append(QuestionRow(question, scores, top, question_budget(question, deep, budgets)))

@@ -94,6 +94,14 @@ class Rescorer:
         failure = self._job.failure()
         return f"not re-scored: {failure}" if failure else RESCORE_PENDING
 
+    def wait(self) -> str:
+        """``state()`` once the background job has ended (at once when none runs)."""
+        self.start()
+        assert self._job is not None
+        if self._job.process is not None:
+            self._job.process.wait()
+        return self.state()
+
     def _open(self) -> None:
         assert self._job is not None
         vectors = np.load(self._job.target, mmap_mode="r")

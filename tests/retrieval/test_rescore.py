@@ -181,3 +181,39 @@ def test_the_search_page_says_which_model_scored_the_hits_again() -> None:
         "Answered by the fast tier (`static+dual`), its best 30 hits scored again by the "
         "quality tier's model (`all-MiniLM-L6-v2+dual`)."
     )
+
+
+def test_eval_scores_the_rescored_order_unless_told_otherwise(
+    static_model_dir, tmp_path, monkeypatch, capsys
+):
+    import json
+
+    from nexus.cli import main
+    from nexus.runtime import rescore_vectors
+    from nexus.runtime import rescorer as rescorer_module
+
+    queries = Counting("query model")
+
+    name = "all-MiniLM-L6-v2+dual"
+
+    def compute_here(argv, log):  # the background job, done at once in this process
+        compute_vectors(Path(argv[3]), Counting(name))
+
+    monkeypatch.setattr(rescore_vectors, "spawn", compute_here)
+    monkeypatch.setattr(rescorer_module, "onnx_model_at", lambda cache: tmp_path)
+    monkeypatch.setattr(rescorer_module, "query_model", lambda graph, words: queries)
+    repo = tmp_path / "ts-payments"
+    shutil.copytree(SAMPLES / "ts-payments", repo)
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    questions = tmp_path / "questions.jsonl"
+    targets = [{"file": "src/services/refund.ts"}]
+    record = {"id": "q", "query": "refund a payment", "category": "semantic", "targets": targets}
+    questions.write_text(json.dumps(record) + "\n")
+    argv = ["eval", str(repo), "--queries", str(questions), "--tier", "fast", "--cache", str(cache)]
+    assert main(argv) == 0
+    assert f"scoring Workspace.search's answers (re-scored by {name})" in capsys.readouterr().err
+    assert queries.calls == [["refund a payment"]]
+    assert main([*argv, "--fast-order"]) == 0
+    assert "(the index's own order)" in capsys.readouterr().err
+    assert queries.calls == [["refund a payment"]]  # MiniLM was not asked
