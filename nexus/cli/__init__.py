@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", help="index folder (default: CACHE/indexes/REPO-STRATEGY-KEY, found by search)"
     )
     index.add_argument("--rebuild", action="store_true", help="build even if a saved one matches")
+    add_rescore_option(index)
     add_engine_options(index)
     add_embedding_options(index)
     index.set_defaults(run=cmd_index)

@@ -154,7 +154,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"{len(chunks)} {config.strategy} chunks of {repo.name}: index up to date in "
             f"{opened.folder} (same files, settings and model; --rebuild to build anew)"
         )
-        return 0
+        return _rescore_vectors(workspace, config.strategy)
     if args.engine == "ray":
         print(f"indexed {len(chunks)} {config.strategy} chunks of {repo.name} into {opened.folder}")
         return 0
@@ -169,4 +169,17 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"{said} chunks{share} are longer than the model's {embedder.max_seq_length} word pieces "
         "and are embedded from their start (--preset model-window avoids that)"
     )
-    return 0
+    return _rescore_vectors(workspace, config.strategy)
+
+
+def _rescore_vectors(workspace, strategy: str) -> int:  # noqa: ANN001
+    """With the fast tier: wait for MiniLM's vectors of the chunks (computed once, in a
+    child process), so that later searches are re-scored from their first answer."""
+    from nexus.answers import RESCORED
+
+    if not (workspace.settings.rescore and workspace.settings.tier == "fast"):
+        return 0
+    print("computing MiniLM's vectors of the chunks for re-scoring (once; --no-rescore skips)")
+    state = workspace.wait_for_rescore(strategy)
+    print(f"re-scoring: {state}")
+    return 0 if state in ("", RESCORED) else 1

@@ -183,37 +183,65 @@ def test_the_search_page_says_which_model_scored_the_hits_again() -> None:
     )
 
 
-def test_eval_scores_the_rescored_order_unless_told_otherwise(
-    static_model_dir, tmp_path, monkeypatch, capsys
-):
-    import json
+NAME = "all-MiniLM-L6-v2+dual"
 
-    from nexus.cli import main
+
+@pytest.fixture
+def vectors_at_once(monkeypatch, tmp_path) -> Counting:
+    """The background job done at once in this process (stand-in vectors), and the query
+    model a ``Counting`` one (returned)."""
     from nexus.runtime import rescore_vectors
     from nexus.runtime import rescorer as rescorer_module
 
     queries = Counting("query model")
 
-    name = "all-MiniLM-L6-v2+dual"
-
-    def compute_here(argv, log):  # the background job, done at once in this process
-        compute_vectors(Path(argv[3]), Counting(name))
+    def compute_here(argv, log):
+        compute_vectors(Path(argv[3]), Counting(NAME))
 
     monkeypatch.setattr(rescore_vectors, "spawn", compute_here)
     monkeypatch.setattr(rescorer_module, "onnx_model_at", lambda cache: tmp_path)
     monkeypatch.setattr(rescorer_module, "query_model", lambda graph, words: queries)
+    return queries
+
+
+def _cli_setup(static_model_dir: Path, tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "ts-payments"
     shutil.copytree(SAMPLES / "ts-payments", repo)
     cache = tmp_path / "cache"
     shutil.copytree(static_model_dir, cache / "models" / static_model_dir.name)
+    return repo, cache
+
+
+def test_eval_scores_the_rescored_order_unless_told_otherwise(
+    static_model_dir, tmp_path, vectors_at_once, capsys
+):
+    import json
+
+    from nexus.cli import main
+
+    repo, cache = _cli_setup(static_model_dir, tmp_path)
     questions = tmp_path / "questions.jsonl"
     targets = [{"file": "src/services/refund.ts"}]
     record = {"id": "q", "query": "refund a payment", "category": "semantic", "targets": targets}
     questions.write_text(json.dumps(record) + "\n")
     argv = ["eval", str(repo), "--queries", str(questions), "--tier", "fast", "--cache", str(cache)]
     assert main(argv) == 0
-    assert f"scoring Workspace.search's answers (re-scored by {name})" in capsys.readouterr().err
-    assert queries.calls == [["refund a payment"]]
+    assert f"scoring Workspace.search's answers (re-scored by {NAME})" in capsys.readouterr().err
+    assert vectors_at_once.calls == [["refund a payment"]]
     assert main([*argv, "--fast-order"]) == 0
     assert "(the index's own order)" in capsys.readouterr().err
-    assert queries.calls == [["refund a payment"]]  # MiniLM was not asked
+    assert vectors_at_once.calls == [["refund a payment"]]  # MiniLM was not asked
+
+
+def test_index_on_the_fast_tier_waits_for_the_minilm_vectors(
+    static_model_dir, tmp_path, vectors_at_once, capsys
+):
+    from nexus.cli import main
+
+    repo, cache = _cli_setup(static_model_dir, tmp_path)
+    argv = ["index", str(repo), "--tier", "fast", "--cache", str(cache)]
+    assert main(argv) == 0
+    assert "re-scoring: re-scored" in capsys.readouterr().out
+    assert list((cache / "indexes").glob(f"*/rescore-{NAME}.npy"))
+    assert main([*argv, "--no-rescore"]) == 0
+    assert "re-scoring" not in capsys.readouterr().out
