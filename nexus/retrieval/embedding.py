@@ -278,9 +278,16 @@ class DualView(Wrapper):
         """``encode``, given each text's words view (``code_as_words``) made already."""
         # One call over both views: the model sorts all 2n texts by length together, so
         # batches pad as little as the bare model's do (two calls cost ~10% more CPU
-        # in bench/speed/embedding.py). ``progress`` counts model passes, 2n in all.
+        # in bench/speed/embedding.py). ``progress`` counts model passes (2n, less repeats).
+        # A text whose words view is itself (most questions in plain words) is embedded
+        # once: half the model's work on a query, the same vector.
         n = len(texts)
-        both = self.inner.encode([*texts, *words], progress)
+        distinct = list(dict.fromkeys([*texts, *words]))
+        if len(distinct) == 2 * n:
+            both = self.inner.encode(distinct, progress)
+        else:
+            rows = dict(zip(distinct, self.inner.encode(distinct, progress), strict=True))
+            both = np.stack([rows[t] for t in [*texts, *words]]) if n else np.zeros((0, 0))
         as_written, as_words = both[:n], both[n:]
         return _unit_rows(as_written + as_words).astype(np.float32)
 

@@ -138,6 +138,15 @@ def test_dual_view_embeds_as_written_and_as_words_and_averages() -> None:
     assert view.count_wordpieces(["getUser"]) == [3]
 
 
+def test_dual_view_embeds_a_text_that_is_its_own_words_view_once() -> None:
+    fake = FakeEmbedder()
+    texts = ["where are cookies parsed", "parseCookie"]
+    vectors = DualView(fake).encode(texts)
+    assert fake.calls == [["where are cookies parsed", "parseCookie", "parse cookie"]]
+    np.testing.assert_allclose(vectors[0], FakeEmbedder().encode(texts[:1])[0], rtol=1e-6)
+    np.testing.assert_allclose(vectors[1], DualView(FakeEmbedder()).encode(texts[1:])[0])
+
+
 def test_missing_model_folder_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(ModelUnavailableError, match="no embedding model found"):
         SentenceTransformerEmbedder(tmp_path / "nope")
