@@ -34,6 +34,8 @@ import json
 import mmap
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -48,6 +50,8 @@ from nexus.retrieval.shortlist import HALF_MIN_CHUNKS, HalfVectors, best_cosines
 from nexus.types import Chunk
 
 FORMAT_VERSION = 3
+#: Parsed chunks a saved index keeps (a few MB: a chunk is a few hundred tokens).
+PARSED_KEPT = 4096
 MANIFEST = "manifest.json"
 
 
@@ -55,11 +59,15 @@ class SavedChunks(Sequence[Chunk]):
     """The chunks of a saved index, parsed from the memory-mapped ``chunks.jsonl`` on access.
 
     A million chunks cost two integer arrays here instead of a million objects; a
-    search parses only the lines of its hits.
+    search parses only the lines of its candidates. The last ``PARSED_KEPT`` parsed are
+    kept: queries share candidates, and their parsing was the largest part of a warm
+    query (``bench/query_latency.py``).
     """
 
     def __init__(self, path: Path, offsets: np.ndarray) -> None:
         self._offsets = offsets
+        self._parsed: OrderedDict[int, Chunk] = OrderedDict()
+        self._lock = threading.Lock()
         self._map: mmap.mmap | bytes = b""
         if len(offsets) > 1 and offsets[-1] > 0:
             with open(path, "rb") as f:
@@ -79,8 +87,18 @@ class SavedChunks(Sequence[Chunk]):
             key += len(self)
         if not 0 <= key < len(self):
             raise IndexError(f"chunk key {key} out of range (0..{len(self) - 1})")
+        with self._lock:
+            chunk = self._parsed.get(key)
+            if chunk is not None:
+                self._parsed.move_to_end(key)
+                return chunk
         line = self._map[int(self._offsets[key]) : int(self._offsets[key + 1])]
-        return Chunk.from_dict(json.loads(line))
+        chunk = Chunk.from_dict(json.loads(line))
+        with self._lock:
+            self._parsed[key] = chunk
+            if len(self._parsed) > PARSED_KEPT:
+                self._parsed.popitem(last=False)
+        return chunk
 
     def __iter__(self) -> Iterator[Chunk]:
         return (self[i] for i in range(len(self)))

@@ -17,7 +17,7 @@ import numpy as np
 
 from nexus.retrieval.embedding import DualView, Embedder, ModelUnavailableError
 from nexus.retrieval.embedding_cache import EmbeddingCache, text_key
-from nexus.retrieval.onnx_minilm import OnnxEmbedder, onnx_model_at
+from nexus.retrieval.onnx_minilm import QUERY_GRAPH, OnnxEmbedder, onnx_model_at
 from nexus.retrieval.rescore import RESCORE_PENDING, RESCORED
 from nexus.retrieval.search import Hit
 from nexus.retrieval.tiers import QUALITY, tier_embedder
@@ -37,7 +37,7 @@ def query_model(folder: Path, words_view: bool) -> Embedder:
     with _QUERY_MODELS_LOCK:
         key = (folder, words_view)
         if key not in _QUERY_MODELS:
-            model: Embedder = OnnxEmbedder(folder)
+            model: Embedder = OnnxEmbedder(folder, graph=QUERY_GRAPH)
             _QUERY_MODELS[key] = DualView(model) if words_view else model
         return _QUERY_MODELS[key]
 

@@ -108,3 +108,17 @@ def test_the_usearch_graph_is_built_on_the_first_approximate_query_only(tmp_path
     index.add([make_chunk(99, start=200, end=201)], rng.normal(size=(1, 8)))
     index.save(tmp_path / "graph")  # the old graph does not match the new vectors
     assert not (tmp_path / "graph" / "index.usearch").exists()
+
+
+def test_a_saved_index_keeps_the_chunks_it_parsed_up_to_a_bound(tmp_path, monkeypatch):
+    from nexus.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "PARSED_KEPT", 2)
+    built = VectorIndex.build([make_chunk(i) for i in range(4)], np.eye(4), model="m")
+    built.save(tmp_path / "saved")
+    saved = VectorIndex.load(tmp_path / "saved")
+    first = saved.chunk(0)
+    assert first == built.chunk(0) and saved.chunk(0) is first  # parsed once
+    saved.chunk(1), saved.chunk(2)  # past the bound: the oldest is dropped
+    assert saved.chunk(0) == first and saved.chunk(0) is not first
+    assert [c.id for c in saved.chunks] == [c.id for c in built.chunks]
