@@ -97,7 +97,9 @@ def build(corpus: Path, synthetic: int | None) -> dict:
     assert rescorer is not None
     target = rescore_vectors.vectors_file(folder, rescorer.name)
     began = time.perf_counter()
-    if synthetic is not None and chunks >= synthetic and not target.exists():
+    if target.exists():
+        kind = "written by an earlier run"
+    elif synthetic is not None and chunks >= synthetic:
         rows = np.random.default_rng(0).normal(size=(chunks, 384)).astype(np.float32)
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
         np.save(target, rows.astype(np.float16))
