@@ -119,9 +119,9 @@ def _as_answered(workspace, strategy: str, texts: list[str]) -> list:  # noqa: A
     """Each question's answer as ``Workspace.search`` gives it (what users get), read as
     deep as a budget reads; with re-scoring on (the fast tier), once MiniLM's vectors
     of the chunks are computed (``--fast-order``: the fast tier's own order instead)."""
-    from nexus.answers import RESCORED
     from nexus.evaluation.questions import K
     from nexus.retrieval.budget import READ_DEPTH
+    from nexus.retrieval.rescore import RESCORED
 
     state = workspace.wait_for_rescore(strategy)
     if state and state != RESCORED:

@@ -175,7 +175,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _rescore_vectors(workspace, strategy: str) -> int:  # noqa: ANN001
     """With the fast tier: wait for MiniLM's vectors of the chunks (computed once, in a
     child process), so that later searches are re-scored from their first answer."""
-    from nexus.answers import RESCORED
+    from nexus.retrieval.rescore import RESCORED
 
     if not (workspace.settings.rescore and workspace.settings.tier == "fast"):
         return 0

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus.answers import RESCORED
 from nexus.retrieval.embedding import DualView
 from nexus.retrieval.onnx_minilm import OnnxEmbedder, onnx_model_at
+from nexus.retrieval.rescore import RESCORED
 from nexus.runtime import rescore_vectors
 from nexus.workspace import Settings, Workspace
 
