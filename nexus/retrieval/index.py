@@ -61,7 +61,7 @@ class SavedChunks(Sequence[Chunk]):
     A million chunks cost two integer arrays here instead of a million objects; a
     search parses only the lines of its candidates. The last ``PARSED_KEPT`` parsed are
     kept: queries share candidates, and their parsing was the largest part of a warm
-    query (``bench/query_latency.py``).
+    query (``bench/speed/query_latency.py``).
     """
 
     def __init__(self, path: Path, offsets: np.ndarray) -> None:

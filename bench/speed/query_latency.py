@@ -1,6 +1,6 @@
 """Query latency of ``Workspace.search`` with re-scoring on (the default), and MCP memory.
 
-Run: ``nice -n 10 .venv/bin/python bench/query_latency.py --corpus /tmp/nexus-questions/knex
+Run: ``nice -n 10 .venv/bin/python bench/speed/query_latency.py --corpus /tmp/nexus-questions/knex
 --corpus CORPUS50K [--synthetic 50000] [--mcp CORPUS8K]`` (``--help``), with
 ``NEXUS_MODEL_PRECISION=float32`` as on an AVX2 laptop.
 
@@ -41,10 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.mcp_latency import _queries  # noqa: E402
+from bench.mcp.mcp_latency import _queries  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 WORK = Path("/tmp/nexus-bench/query-latency")
@@ -227,7 +227,7 @@ def _memory(pid: int) -> dict:
 
 def markdown(report: dict) -> str:
     lines = [
-        "# Query latency, re-scoring from precomputed MiniLM vectors (`bench/query_latency.py`)",
+        "# Query latency, re-scoring from precomputed MiniLM vectors (`bench/speed/query_latency.py`)",
         "",
         f"{report['date']}, {report['cpu']}, `NEXUS_MODEL_PRECISION={report['precision']}`; "
         "the machine is shared (2 cores, up to 8 jobs): the load average (1, 5, 15 min) "
@@ -275,7 +275,7 @@ def main() -> None:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpu": _cpu(),
         "precision": resolve_precision(),
-        "command": " ".join(["bench/query_latency.py", *sys.argv[1:]]),
+        "command": " ".join(["bench/speed/query_latency.py", *sys.argv[1:]]),
         "corpora": [],
     }
     for corpus in args.corpus:

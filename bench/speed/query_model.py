@@ -1,6 +1,6 @@
 """MiniLM's query vectors on ONNX Runtime against sentence-transformers (float32).
 
-Run: ``NEXUS_MODEL_PRECISION=float32 .venv/bin/python bench/query_model.py``.
+Run: ``NEXUS_MODEL_PRECISION=float32 .venv/bin/python bench/speed/query_model.py``.
 
 Re-scoring (``nexus.retrieval.rescore``) orders the fast tier's best hits by the cosine
 of MiniLM's query vector with MiniLM's chunk vectors. The chunk vectors are the same as
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from nexus.retrieval.embedding import DualView, SentenceTransformerEmbedder  # noqa: E402
@@ -91,7 +91,7 @@ def main() -> None:
         f"| {label} | {_cosines(m)} | {m['ms_p50']:.1f} / {m['ms_p95']:.1f} |"
         for label, m in report["models"].items()
     )
-    text = f"""# MiniLM query vectors: ONNX Runtime against torch (`bench/query_model.py`)
+    text = f"""# MiniLM query vectors: ONNX Runtime against torch (`bench/speed/query_model.py`)
 
 {len(queries)} hand-written questions (every set in `bench/questions/repos/`), each embedded
 alone as re-scoring does (as written and as words, averaged; one pass when the two are the
