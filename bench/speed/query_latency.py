@@ -227,7 +227,8 @@ def _memory(pid: int) -> dict:
 
 def markdown(report: dict) -> str:
     lines = [
-        "# Query latency, re-scoring from precomputed MiniLM vectors (`bench/speed/query_latency.py`)",
+        "# Query latency, re-scoring from precomputed MiniLM vectors "
+        "(`bench/speed/query_latency.py`)",
         "",
         f"{report['date']}, {report['cpu']}, `NEXUS_MODEL_PRECISION={report['precision']}`; "
         "the machine is shared (2 cores, up to 8 jobs): the load average (1, 5, 15 min) "
