@@ -153,8 +153,10 @@ class IndexBuild:
         self._vectors: list[np.ndarray] = []
         self._done = self._embedded = 0
         self._phase, self._error = QUEUED, ""
-        self._embed_s = 0.0  # seconds spent in the model's batches: the rate's denominator
-        self._pace = Pace()  # seconds per chunk the model embeds, smoothed: for the ETA
+        # Seconds of the steps the model embedded in (steps the cache answered in full take
+        # none): the model's rate, and the time left, are the chunks it embedded over these.
+        self._model_s = 0.0
+        self._pace = Pace()  # seconds per chunk the model embeds, smoothed: sizes the steps
         self._last_pace = 0.0  # the same, of the latest step alone: for the next step
         self._snapshot: VectorIndex | None = None
         self._keywords: tuple[int, LexicalIndex] | None = None  # (chunks it covers, index)
@@ -202,7 +204,8 @@ class IndexBuild:
 
     def progress(self) -> BuildProgress:
         with self._lock:
-            rate = self._done / self._embed_s if self._done and self._embed_s > 0 else None
+            model_s, embedded = self._model_s, self._embedded
+            rate = embedded / model_s if embedded and model_s > 0 else None
             return BuildProgress(
                 self._phase,
                 self._done,
@@ -215,7 +218,6 @@ class IndexBuild:
                 model_loading=self._phase in RUNNING_PHASES and not self._loaded.is_set(),
                 bytes_done=self._bytes_done,
                 bytes=self._bytes,
-                seconds_per_chunk=self._pace.seconds_per_item,
                 files_embedded=bisect.bisect_right(self._file_ends, self._done),
                 files_with_chunks=len(self._file_ends),
                 cached_first=self._cached_first,
@@ -335,7 +337,8 @@ class IndexBuild:
         seconds = self._clock() - began
         misses = self.embedder.last_misses
         with self._lock:
-            self._embed_s += seconds
+            if misses:
+                self._model_s += seconds
             # The pace is the model's: per chunk it embedded (those the cache answered
             # took next to nothing), and a step the cache answered in full says nothing.
             self._pace = self._pace.after(misses, seconds)

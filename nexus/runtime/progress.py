@@ -1,6 +1,5 @@
 """What a background index build has done so far: its phase and a ``BuildProgress``
-snapshot that the pages read while the build goes on; the ``Pace`` its time left is
-reckoned from."""
+snapshot that the pages read while the build goes on; the ``Pace`` that sizes its steps."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ RUNNING_PHASES = (QUEUED, CHUNKING, LOADING, EMBEDDING)
 
 #: Seconds of model time the pace is averaged over: each step weighs by the time it took
 #: (not one step, one vote), so small steps and large ones smooth alike, and a step of
-#: long chunks after short ones moves the time left a little, not threefold.
+#: long chunks after short ones moves the next step's size a little, not threefold.
 PACE_WINDOW_S = 30.0
 
 
@@ -45,16 +44,15 @@ class BuildProgress:
     done: int  # chunks whose vectors are in the index so far
     total: int  # chunks made so far (all of them once every file is chunked)
     embedded: int  # of those, texts the model embedded (the rest came from the cache)
-    rate: float | None  # chunks per second of embedding time (frozen once nothing is embedded)
+    # Chunks the model embeds a second: those it embedded over the time it took (cache
+    # hits count in neither); frozen once the build is done. None before its first chunk.
+    rate: float | None
     error: str = ""
     files_done: int = 1  # files chunked so far
     files: int = 1
     model_loading: bool = False  # the model is still loading (while files are chunked)
     bytes_done: int = 0  # bytes of the files chunked so far
     bytes: int = 0  # bytes of all files to chunk
-    # Seconds per chunk the model took, smoothed (``Pace``): what the time left is
-    # reckoned from. None: reckon from ``rate``.
-    seconds_per_chunk: float | None = None
     files_embedded: int = 0  # files whose every chunk is embedded (most useful files first)
     files_with_chunks: int = 0  # files that have chunks: what ``files_embedded`` counts up to
     # Chunks the embedding cache held when the build began embedding (saved by a build of
@@ -95,15 +93,12 @@ class BuildProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds the model has left at its smoothed pace: the cached chunks still to
-        read take none (None before its first step, and while a build has only read the
-        cache: the model's pace is unknown)."""
+        """Seconds the model has left at its ``rate``: the cached chunks still to read
+        take none (None before the model's first chunk: its rate is unknown). The rate
+        over all the model's time, not a recent window: on excalidraw at 0.6 chunks/s a
+        30-s window swung the estimate between 56 min and 2 h 21 min within 4 minutes."""
         left = self.expected_total - max(self.done, self.cached_first)
-        if self.seconds_per_chunk is not None:
-            return max(left, 0) * self.seconds_per_chunk
-        if self.cached_first:
-            return None
-        return left / self.rate if self.rate else None
+        return max(left, 0) / self.rate if self.rate else None
 
     @property
     def resumed_note(self) -> str:
@@ -143,7 +138,7 @@ class BuildProgress:
         if self.model_loading and self.phase != LOADING:
             parts.append("loading the embedding model meanwhile")
         if self.rate:
-            parts.append(f"{self.rate:,.1f} chunks/s")
+            parts.append(f"the model embeds {self.rate:,.1f} chunks/s")
         if self.running and self.eta_s is not None:
             parts.append(f"about {duration(self.eta_s)} left")
         cached = self.done - self.embedded

@@ -441,7 +441,8 @@ def test_a_build_reckons_its_time_left_from_the_model_not_the_cache(
     build.start().join(10)
     done = build.progress()
     assert (done.cached_first, done.embedded, done.interrupted) == (6, 4, False)
-    assert done.seconds_per_chunk == pytest.approx(1.0)
+    assert done.rate == pytest.approx(1.0)  # the model's 4 chunks in 4 s, not 10 in 4 s
+    assert "the model embeds 1.0 chunks/s" in done.summary()
     assert seen[0].done == 6 and seen[0].eta_s is None  # the cache read, the model not yet
     assert seen[1].eta_s == pytest.approx(2.0)  # 2 chunks left at 1 s each
     assert "Resumed" not in done.summary()  # a first build: the cache held others' work
