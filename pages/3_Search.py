@@ -1,9 +1,11 @@
 """Search: one query against the line-based and the AST index, side by side.
 
-The indexes are built in the background (``nexus.runtime.builds`` via ``indexing.index_build``):
-the page answers at once with keyword hits and the vectors embedded so far, and
-redraws every second until the builds are done. Every answer comes from the front door
-(``nexus.ui.searching`` over ``nexus.workspace.Workspace``); this page only draws.
+The indexes are built in the background (``nexus.runtime.builds`` via ``indexing.index_build``)
+with the fast tier, as ``nexus mcp`` answers (``indexing.search_tier``): seconds for a
+whole repository. Until an index is complete the page answers with keyword hits over
+every chunk made so far, said to be partial, and redraws every second. Every answer
+comes from the front door (``nexus.ui.searching`` over ``nexus.workspace.Workspace``);
+this page only draws.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nexus.retrieval.embedding import ModelUnavailableError
+from nexus.retrieval.tiers import FAST
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import BuildProgress
 from nexus.ui import (
@@ -41,10 +44,18 @@ if not repos.chunkable_paths(repo):
 refresh = st.button(
     "Rebuild indexes", key="refresh", help="Re-chunk and re-index (the embedding cache is kept)."
 )
+TIER = indexing.search_tier()
+if TIER != FAST:
+    st.info(
+        "The fast tier's model is not in the cache folder yet, so this page builds the "
+        "quality tier (MiniLM: tens of chunks a second, hours on a large repository) and "
+        "answers by keywords until it is done. `nexus index --tier fast PATH` distils the "
+        "fast tier once (a few minutes); then this page answers in seconds."
+    )
 if refresh:
-    indexing.forget_builds(repo, config)
+    indexing.forget_builds(repo, config, TIER)
 try:
-    first_build = indexing.index_build(repo, config, "ast", rebuild=refresh)
+    first_build = indexing.index_build(repo, config, "ast", rebuild=refresh, tier=TIER)
 except ModelUnavailableError as exc:
     st.error(f"The embedding model is not available: {safe.md(exc)}")
     st.stop()
@@ -54,10 +65,10 @@ query = left.text_input(
     "Query", key="query", placeholder="e.g. resize an image and upload the thumbnail"
 )
 k = middle.slider("Top k", *widgets.SLIDERS["k"][:2], key="k")
+st.session_state.setdefault("budget", None)  # a link may carry one (``budget=``)
 budget = right.number_input(
     "Token budget",
     min_value=0,
-    value=None,
     step=250,
     key="budget",
     placeholder="none",
@@ -101,49 +112,43 @@ links.write_url_params({})
 
 def current_builds() -> tuple[IndexBuild, IndexBuild | None]:
     """The AST build, and the line-based one once the AST one is done (or when asked)."""
-    ast_build = indexing.index_build(repo, config, "ast", rebuild=refresh)
+    ast_build = indexing.index_build(repo, config, "ast", rebuild=refresh, tier=TIER)
     if lines_now or ast_build.progress().complete:
-        return ast_build, indexing.index_build(repo, config, "lines", rebuild=refresh)
+        return ast_build, indexing.index_build(repo, config, "lines", rebuild=refresh, tier=TIER)
     return ast_build, None
 
 
 def show_progress(label: str, build: IndexBuild, key: str, progress: BuildProgress) -> None:
     """The build's progress line (Cancel while it runs, Resume once cancelled)."""
     if views.show_progress(label, build, indexing.build_origin(build), progress, key):
-        indexing.index_build(repo, config, key, resume=True)
+        indexing.index_build(repo, config, key, resume=True, tier=TIER)
         st.rerun()
 
 
 def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) -> None:
-    """One index's answer: dense (+ keyword) over what is embedded; while the build runs,
-    also keyword (BM25) hits over every chunk made so far, and the answer is marked
-    partial (``progress``: the snapshot its progress line shows)."""
+    """One index's answer: by embeddings (+ keywords) once every chunk is embedded;
+    until then keyword (BM25) hits over every chunk made so far, said to be partial,
+    never a ranking of the chunks embedded so far (``progress``: the snapshot its
+    progress line shows)."""
     st.markdown(f"#### {title}")
-    index = build.index()
     if not progress.complete:
         covered = (
             f"the {progress.total:,} chunks of the {progress.files_done:,} files chunked so far"
             if progress.chunking
             else f"all {progress.total:,} chunks of all {progress.files_done:,} files"
         )
-        files = (
-            f" ({progress.files_embedded:,} of {progress.files_with_chunks:,} files in full, "
-            "sources first)"
-            if progress.files_with_chunks
-            else ""
-        )
         st.warning(
-            f"Partial: {progress.done:,} of {progress.expected_total:,} chunks embedded so far"
-            f"{files} ({progress.phase}); keyword (BM25) results cover {covered}."
+            f"Partial: {progress.done:,} of {progress.expected_total:,} chunks embedded so far "
+            f"({progress.phase}). The answer by embeddings comes once every chunk is; "
+            f"meanwhile keyword (BM25) hits over {covered}."
         )
         st.markdown(f"**Keyword (BM25), {covered}**")
         views.show_hits(keyword(build, key), target, f"{key}_keyword")
-        if index is None:  # nothing embedded yet (the model may still be loading)
-            return
-        st.markdown(f"**Embeddings, the {len(index):,} chunks embedded so far**")
+        return
+    index = build.index()
     if index is None:  # a repository without chunks
         return
-    if progress.complete and indexing.model_loading(config.words_view):
+    if indexing.model_loading(config.words_view, TIER):
         st.info(
             "Loading the embedding model (the query must be embedded): keyword (BM25) hits "
             "over every chunk meanwhile; the embedding hits follow."
@@ -153,13 +158,13 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
         return
 
     def dense() -> searching.DenseAnswer:
-        return searching.dense_answer(repo, config, key, build, index, query, k, budget, target)
+        return searching.dense_answer(
+            repo, config, key, build, index, query, k, budget, target, TIER
+        )
 
-    if progress.complete:  # the same answer for every session asking the same
-        asked = (query, k, budget, target_id, config.lexical_weight, config.ranking)
-        found = cache.shared("answer", (build.serial, *asked), dense)
-    else:
-        found = dense()
+    # The same answer for every session asking the same.
+    asked = (query, k, budget, target_id, config.lexical_weight, config.ranking)
+    found = cache.shared("answer", (build.serial, *asked), dense)
     outcome = found.outcome
     if target is not None:
         m1, m2, m3 = st.container(key=f"nx_metrics_{key}").columns(3)
@@ -182,7 +187,7 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
 
 def keyword(build: IndexBuild, key: str) -> SearchAnswer:
     """Keyword hits over the chunks made so far, through the ranking stage."""
-    return searching.keyword_answer(build, config, key, query, k, budget)
+    return searching.keyword_answer(build, config, key, query, k, budget, TIER)
 
 
 def show_answers(
@@ -206,7 +211,7 @@ def any_running() -> bool:
 
 
 RUNNING_AT_START = any_running()
-MODEL_LOADING_AT_START = indexing.model_loading(config.words_view)
+MODEL_LOADING_AT_START = indexing.model_loading(config.words_view, TIER)
 
 
 @st.fragment(

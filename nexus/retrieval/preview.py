@@ -53,6 +53,17 @@ def hit_preview(chunk: Chunk, query: str, size: int = PREVIEW_LINES) -> Preview:
     return Preview(chunk.start_line + first, tuple(shown), marked, matched)
 
 
+def whole_chunk(chunk: Chunk, query: str) -> Preview:
+    """Every line of ``chunk``, numbered as in its file, those that share a word with
+    ``query`` marked (a hit shown whole)."""
+    wanted = set(terms(query))
+    lines = chunk.text.split("\n")
+    marked = tuple(
+        chunk.start_line + i for i, line in enumerate(lines) if wanted & set(terms(line))
+    )
+    return Preview(chunk.start_line, tuple(lines), marked, bool(marked))
+
+
 def _best_window(found: list[set[str]], size: int) -> int:
     """The first line of the window holding the most distinct query words, then the
     most matching lines; of the earliest such window, moved down to start

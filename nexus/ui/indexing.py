@@ -1,5 +1,11 @@
-"""The embedding model (loaded on a thread, once per server) and the background
-index builds every session shares."""
+"""The embedding models (MiniLM loaded on a thread, once per server) and the background
+index builds every session shares.
+
+The Search page builds with the fast tier (``search_tier``), as ``nexus mcp`` answers:
+its static model embeds thousands of chunks a second, so the whole repository is
+embedded in seconds, where MiniLM took hours on excalidraw (0.5-0.7 chunks a second);
+``Workspace.search`` then has its best hits scored again by MiniLM. The Evaluate page
+and sweeps build with the quality tier, as before."""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from nexus.retrieval.embedding import (
     default_embedder,
 )
 from nexus.retrieval.store import IndexStore, file_digests, files_digest, identity_for
+from nexus.retrieval.tiers import FAST, QUALITY, STATIC_MODEL_NAME, models_dir, tier_embedder
 from nexus.runtime import embed_order
 from nexus.runtime.build_manager import BuildManager
 from nexus.runtime.builds import STEP_S, ChunkStream, IndexBuild
@@ -35,13 +42,26 @@ EMBEDDER_FACTORY: Callable[[], Embedder] | None = None
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
-def _embedder(kind: str, words_view: bool) -> Embedder:
+def _embedder(kind: str, words_view: bool, tier: str = QUALITY) -> Embedder:
     if kind.startswith("fake"):
         from nexus.ui.fake_embedder import HashingEmbedder
 
         delay = kind.partition(":")[2]
         return HashingEmbedder(delay_s=float(delay) if delay else 0.0)
+    if tier == FAST:  # the model is there (``search_tier``): never distilled here
+        return tier_embedder(FAST, words_view=words_view, cache_dir=cache.embedding_cache().folder)
     return default_embedder(words_view=words_view)
+
+
+def search_tier() -> str:
+    """The tier the Search page answers with: the fast one when its model has been
+    distilled into the cache folder (``nexus setup``; a test's or demo's fake model is
+    always there), else the quality one (distilling takes minutes: never on the way to
+    an answer)."""
+    if EMBEDDER_FACTORY is not None or os.environ.get(EMBEDDER_ENV, "model") != "model":
+        return FAST
+    ready = (models_dir(cache.embedding_cache().folder) / STATIC_MODEL_NAME).is_dir()
+    return FAST if ready else QUALITY
 
 
 _MODEL_LOADERS: dict[bool, threading.Thread] = {}
@@ -72,21 +92,25 @@ def load_model_soon(words_view: bool = True) -> None:
         thread.start()
 
 
-def model_loading(words_view: bool = True) -> bool:
+def model_loading(words_view: bool = True, tier: str = QUALITY) -> bool:
     """Whether the model that ``page_setup(load_model=True)`` started loading is still
-    loading (a saved index answers by keywords meanwhile)."""
+    loading (a saved index answers by keywords meanwhile). The fast tier's model loads
+    in about a second, on the first query."""
+    if tier == FAST:
+        return False
     thread = _MODEL_LOADERS.get(words_view)
     return thread is not None and thread.is_alive()
 
 
-def get_embedder(words_view: bool = True) -> Embedder:
-    """The embedder of this server: the hook, ``NEXUS_UI_EMBEDDER=fake``, or the model.
+def get_embedder(words_view: bool = True, tier: str = QUALITY) -> Embedder:
+    """The embedder of this server for ``tier``: the hook, ``NEXUS_UI_EMBEDDER=fake``
+    (either tier), or the tier's model.
 
     Raises ``ModelUnavailableError`` when the model is missing.
     """
     if EMBEDDER_FACTORY is not None:
         return EMBEDDER_FACTORY()
-    return _embedder(os.environ.get(EMBEDDER_ENV, "model"), words_view)
+    return _embedder(os.environ.get(EMBEDDER_ENV, "model"), words_view, tier)
 
 
 def progress_callback(text: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
@@ -106,15 +130,20 @@ BUILDS = BuildManager(memory=cache.memory, step_s=STEP_S)
 
 
 def _build_key(
-    repo: Repository, config: ChunkConfig, strategy: str, docs_blanked: bool = False
+    repo: Repository,
+    config: ChunkConfig,
+    strategy: str,
+    docs_blanked: bool = False,
+    tier: str = QUALITY,
 ) -> tuple[str, ...]:
-    embedder = get_embedder(config.words_view)
+    embedder = get_embedder(config.words_view, tier)
     # A copy with doc comments blanked (a generated query set's) is another set of files.
     return (
         "build",
         repos.repo_key() + (" docs-blanked" if docs_blanked else ""),
         analyses.index_settings(config.with_(strategy=strategy)),
         embedder.name,
+        tier,  # a fake model is both tiers' (one name)
     )
 
 
@@ -125,6 +154,7 @@ def index_build(
     resume: bool = False,
     rebuild: bool = False,
     docs_blanked: bool = False,
+    tier: str = QUALITY,
 ) -> IndexBuild:
     """The background build of the repository's ``strategy`` index under ``config``:
     started on the first request, shared by every session, kept across reruns (the
@@ -132,11 +162,12 @@ def index_build(
     and model is opened instead (unless ``rebuild``); a finished build is saved.
     ``resume`` restarts a cancelled one. ``docs_blanked``: ``repo`` is the current
     repository with its doc comments blanked (``generate.blanked_repository``).
+    ``tier``: whose model embeds (``search_tier`` for Search).
 
     Raises ``ModelUnavailableError`` when the model is missing.
     """
     chosen = config.with_(strategy=strategy)
-    embedder = get_embedder(config.words_view)
+    embedder = get_embedder(config.words_view, tier)
     with_cache = CachedEmbedder(embedder, cache.embedding_cache())
     store = IndexStore(cache.embedding_cache().folder / "indexes")
 
@@ -146,7 +177,7 @@ def index_build(
         lambda _: 300,
     )
     identity = identity_for(repo.name, digest, chosen, embedder.name)
-    key = _build_key(repo, config, strategy, docs_blanked)
+    key = _build_key(repo, config, strategy, docs_blanked, tier)
     before = BUILDS.get(key)
 
     def stream() -> ChunkStream:
@@ -205,11 +236,11 @@ def index_key(
     return tuple(_build_key(repo, config, s, docs_blanked) for s in ("lines", "ast"))
 
 
-def forget_builds(repo: Repository, config: ChunkConfig) -> None:
-    """Drop both builds of these settings: the next request re-chunks and re-indexes
-    (the embedding cache makes that quick)."""
+def forget_builds(repo: Repository, config: ChunkConfig, tier: str = QUALITY) -> None:
+    """Drop both builds of these settings and tier: the next request re-chunks and
+    re-indexes (the embedding cache makes that quick)."""
     for strategy in ("ast", "lines"):
-        BUILDS.forget(_build_key(repo, config, strategy))
+        BUILDS.forget(_build_key(repo, config, strategy, tier=tier))
         cache.memory().discard(
             ("chunks", repos.repo_key(), analyses.index_settings(config.with_(strategy=strategy)))
         )

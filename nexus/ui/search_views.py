@@ -15,7 +15,7 @@ from nexus.chunking.languages import lexer_name
 from nexus.evaluation.metrics import target_mask
 from nexus.evaluation.query_sets import Target
 from nexus.retrieval.index import VectorIndex
-from nexus.retrieval.preview import hit_preview
+from nexus.retrieval.preview import hit_preview, whole_chunk
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind
 from nexus.retrieval.rescore import RESCORE_DEPTH
 from nexus.runtime.builds import IndexBuild
@@ -72,7 +72,7 @@ def show_hits(answer: SearchAnswer, target: Target | None, key: str) -> None:
         st.markdown(
             f"**{hit.rank}.** {safe.code(chunk.file)} L{chunk.start_line}–{chunk.end_line} · "
             f"{safe.md(chunk.symbol or '(module code)')}{held if others else ''} · "
-            f"score **{hit.score:.3f}**{mark}"
+            f"score **{hit.score:.3f}** · {cost(answer, position)}{mark}"
         )
         if hit.parts:
             st.caption(safe.md(explain(hit.parts)))
@@ -85,10 +85,24 @@ def show_hits(answer: SearchAnswer, target: Target | None, key: str) -> None:
             args=(toggle, chunk),
             help="Shows the whole chunk and selects it: the link then carries it.",
         )
-        if hit is selected:
-            st.code(chunk.text, language=lexer_name(chunk.language), line_numbers=True)
+        if hit is selected:  # numbered as in the file, like the preview
+            with st.container(key=f"whole_{toggle}"):
+                st.html(render.preview_html(whole_chunk(chunk, answer.query), chunk))
         else:
             st.html(render.preview_html(hit_preview(chunk, answer.query), chunk))
+
+
+def cost(answer: SearchAnswer, position: int) -> str:
+    """What reading the hit at ``position`` costs: its lines and tokens (what the budget
+    reads of it when it is cut; a hit may be a window of neighbouring units, larger than
+    one chunk: readers pay for all of it)."""
+    if position < len(answer.reads):
+        read = answer.reads[position]
+        lines, tokens = read.lines, read.tokens
+    else:
+        chunk = answer.hits[position].chunk
+        lines, tokens = chunk.n_lines, chunk.token_count
+    return f"{lines:,} lines, {tokens:,} tokens"
 
 
 def _toggle_hit(toggle: str, chunk: Chunk) -> None:

@@ -4,9 +4,10 @@ The page builds its indexes in the background (``indexing.index_build``, so that
 answers while they grow); each answer is then asked of a ``Workspace`` over the build's
 index (``Workspace.adopt``): the hits, ranked by the ranking stage, and what of them
 a token budget reads come from ``Workspace.search``, the call the CLI and the MCP
-server make, so the three give the same hits for the same settings. While a build runs,
-the keyword hits over every chunk made so far go through the same ranking stage
-(``IndexBuild.keyword_hits`` with the rules a dense search uses).
+server make, so the three give the same hits for the same settings. Only a complete
+index answers by embeddings: while a build runs, the answer is the keyword hits over
+every chunk made so far, through the same ranking stage (``IndexBuild.keyword_hits``
+with the rules a dense search uses), never a ranking of the chunks embedded so far.
 
 No streamlit here: the page draws what these return.
 """
@@ -25,10 +26,9 @@ from nexus.ingest.sources import Repository
 from nexus.retrieval.budget import READ_DEPTH, read_within
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
-from nexus.retrieval.tiers import FAST, QUALITY
 from nexus.runtime.builds import IndexBuild
 from nexus.ui.scores import score_figure
-from nexus.workspace import Freshness, SearchAnswer, Settings, Workspace, is_static
+from nexus.workspace import Freshness, SearchAnswer, Settings, Workspace
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,17 @@ class DenseAnswer:
 
 
 def workspace_over(
-    repo: Repository, config: ChunkConfig, strategy: str, index: VectorIndex, build: IndexBuild
+    repo: Repository,
+    config: ChunkConfig,
+    strategy: str,
+    index: VectorIndex,
+    build: IndexBuild,
+    tier: str,
 ) -> Workspace:
-    """A workspace answering ``strategy`` from ``index`` (a build's, finished or so far),
-    with the build's model and cache (``IndexBuild.query_embedder``)."""
-    settings = Settings(config=config, tier=_tier(build))
+    """A workspace answering ``strategy`` from ``index`` (a finished build's) with the
+    build's model and cache (``IndexBuild.query_embedder``) as ``tier``: with the fast
+    tier, ``Workspace.search`` has its best hits scored again by MiniLM."""
+    settings = Settings(config=config, tier=tier)
     workspace = Workspace(repo, settings, build.query_embedder)
     workspace.adopt(strategy, index)
     return workspace
@@ -62,11 +68,12 @@ def dense_answer(
     k: int,
     budget: int | None,
     target: Target | None,
+    tier: str,
 ) -> DenseAnswer:
-    """``query``'s answer from ``index`` (``build``'s ``strategy`` index, finished or so
-    far; ``budget`` None or 0: none), asked of a workspace over it, with the target's
-    outcome and the chart of every chunk's final score."""
-    workspace = workspace_over(repo, config, strategy, index, build)
+    """``query``'s answer from ``index`` (``build``'s finished ``strategy`` index of
+    ``tier``; ``budget`` None or 0: none), asked of a workspace over it, with the
+    target's outcome and the chart of every chunk's final score."""
+    workspace = workspace_over(repo, config, strategy, index, build, tier)
     answer = workspace.search(query, k, strategy=strategy, budget_tokens=budget or None)
     vector = workspace.query_vectors([query])[0]  # embedded once, by the search
     outcome = score_query(
@@ -85,7 +92,13 @@ def dense_answer(
 
 
 def keyword_answer(
-    build: IndexBuild, config: ChunkConfig, strategy: str, query: str, k: int, budget: int | None
+    build: IndexBuild,
+    config: ChunkConfig,
+    strategy: str,
+    query: str,
+    k: int,
+    budget: int | None,
+    tier: str,
 ) -> SearchAnswer:
     """Keyword (BM25) hits over every chunk the build has made so far, through the
     ranking stage with no dense score yet (an answer before the vectors or the model)."""
@@ -93,9 +106,5 @@ def keyword_answer(
     hits = tuple(build.keyword_hits(query, depth, rules_for(config)))
     reads = tuple(read_within([hit.chunk for hit in hits], budget or None, config.encoding))
     hits = hits[: len(reads)] if budget else hits
-    tier, model = _tier(build), build.embedder.name
+    model = build.embedder.name
     return SearchAnswer(query, strategy, hits, reads, budget or None, tier, model, Freshness())
-
-
-def _tier(build: IndexBuild) -> str:
-    return FAST if is_static(build.embedder.inner) else QUALITY

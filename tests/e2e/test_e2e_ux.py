@@ -199,16 +199,16 @@ def test_a_selected_search_hit_travels_in_the_link(browser, server) -> None:
     wait_builds(page)
     main = page.locator("[data-testid='stMain']")
     expect(main.locator(".st-key-hit_ast_2 label")).to_be_visible()
-    expect(main.locator("[data-testid='stCode']")).to_have_count(0)  # previews only
+    expect(main.locator("[class*='st-key-whole_']")).to_have_count(0)  # previews only
     main.locator(".st-key-hit_ast_2 label").click()
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"[?&]hit="))
-    expect(main.locator("[data-testid='stCode']").first).to_be_visible()
+    expect(main.locator(".st-key-whole_hit_ast_2 .nx-code")).to_be_visible()
     link = page.url
     opened = context.new_page()
     opened.set_default_timeout(90_000)  # a new page waits 30 s by default: too short here
     opened.goto(link)
     wait_builds(opened)
     expect(opened.locator(".st-key-hit_ast_2 input")).to_be_checked()
-    expect(opened.locator("[data-testid='stMain'] [data-testid='stCode']").first).to_be_visible()
+    expect(opened.locator(".st-key-whole_hit_ast_2 .nx-code")).to_be_visible()
     context.close()
