@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from nexus.config import ChunkConfig
-from nexus.evaluation.experiments import best
+from nexus.evaluation.experiments import best, gains_over
 from nexus.evaluation.generate import DEFAULT_CAP
 from nexus.evaluation.query_sets import QuerySetError
 from nexus.ingest.sources import Repository
@@ -230,15 +230,22 @@ def draw_sweep(
             "setting is the best of those; Run sweep resumes the rest."
         )
     apply_best, download = st.columns(2)
-    apply_best.button(
-        f"Apply the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})"
-        + (f" of {len(results)} of {len(job.grid)} done" if partial else ""),
-        key="use_best",
-        on_click=settings.set_budget,
-        args=(top.config.max_tokens, top.config.min_tokens),
-        disabled=building or current == (top.config.max_tokens, top.config.min_tokens),
-        help="Moves the budget sliders (and the preset, when one matches) to this setting.",
-    )
+    base = next(r for r in results if (r.config.max_tokens, r.config.min_tokens) == in_use)
+    if gains_over(top, base, variant, choose_by=choose_by):
+        apply_best.button(
+            f"Apply the best setting (max {top.config.max_tokens}, min {top.config.min_tokens})"
+            + (f" of {len(results)} of {len(job.grid)} done" if partial else ""),
+            key="use_best",
+            on_click=settings.set_budget,
+            args=(top.config.max_tokens, top.config.min_tokens),
+            disabled=building or current == (top.config.max_tokens, top.config.min_tokens),
+            help="Moves the budget sliders (and the preset, when one matches) to this setting.",
+        )
+    else:
+        apply_best.caption(
+            f"Nothing to apply: no setting beats the one in use on {safe.md(choose_by)} "
+            "by more than a tie (0.005; half a percent for a cost)."
+        )
     download.download_button(
         "Download the sweep (CSV)",
         table.to_csv(index=False),

@@ -85,12 +85,30 @@ def test_apply_keeps_the_sweep_on_screen_while_the_new_setting_builds(page, monk
         kept[kept["row"].str.contains("in use")].iloc[0]["max_tokens"]
         == at.slider(key="max_tokens").value
     )  # read against the applied setting
-    assert at.button(key="use_best").disabled
+    assert not [b for b in at.button if b.key == "use_best"]  # it is the one in use now
     for build in builds.builds():
         while build.progress().running:
             if gated.waiting.acquire(timeout=1):
                 gated.gate.release()
         build.join(30)
+
+
+def test_apply_is_offered_only_when_the_best_gains_over_the_setting_in_use(page) -> None:
+    """A best that only ties the setting in use on the metric chosen (and wins the tie
+    on tokens) is not offered: moving would gain nothing on it."""
+    at = page("evaluate").run()
+    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_min").set_value([0])
+    at.button(key="run_sweep").click().run()
+    for choose_by in ("R@1k", "R@2k", "MRR@10", "R@5"):
+        at.selectbox(key="sweep_choose_by").set_value(choose_by).run()
+        table = at.dataframe[-1].value
+        best = table[table["row"].str.contains("best")].iloc[0]
+        gain = float(best[f"Δ {choose_by}"])
+        offered = [b for b in at.button if b.key == "use_best"]
+        assert bool(offered) == (gain > 0.005), (choose_by, gain)
+        if not offered:
+            assert any("Nothing to apply" in c.value for c in at.caption)
 
 
 def test_each_chart_stars_its_own_best_and_variants_are_a_choice(page) -> None:
