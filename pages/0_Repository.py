@@ -18,8 +18,7 @@ from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, vi
 state.page_setup("Repository")
 st.title("Nexus · Repository")
 st.markdown(
-    "Nexus cuts a codebase (JavaScript, TypeScript, Python, Go, Java, Rust) into chunks "
-    "along its syntax tree "
+    f"Nexus cuts a codebase ({widgets.language_list()}) into chunks along its syntax tree "
     "(whole functions, methods and classes) so that retrieval for an LLM finds the code a "
     "question is about; these pages let you tune that chunking, compare it with plain line "
     "windows and try queries on both. By default only **source** files are chunked: tests, "
@@ -61,6 +60,8 @@ if choice is not None and choice != st.session_state.get("repo_choice"):
     except (IngestError, OSError) as exc:
         st.error(f"Could not open the repository: {safe.md(exc)}")
         st.stop()
+elif choice is not None:  # chosen again after a failed open: the pages show it
+    st.session_state.pop(repos.FAILED_OPEN, None)
 
 
 def _files(n: int) -> str:
@@ -70,18 +71,17 @@ def _files(n: int) -> str:
 repo = repos.current_repo()
 base = st.session_state["repo_base"]
 with st.expander("What to index", expanded=True):
-    chunkable_kinds = {
-        name: sum(
-            1
-            for info in base.files
-            if info.category is category and info.language in CHUNKABLE_LANGUAGES
-        )
-        for name, category in SWITCHES.items()
+    # Every file of the category (as the chart counts them), and of those the chunkable.
+    kinds = {
+        name: [info.language in CHUNKABLE_LANGUAGES for info in base.files if info.category is c]
+        for name, c in SWITCHES.items()
     }
     toggles = st.container(key="nx_stack_toggles").columns(len(SWITCHES))
     for column, (name, key) in zip(toggles, widgets.SWITCH_KEYS.items(), strict=True):
+        chunkable = sum(kinds[name])
+        of_them = f", {chunkable} chunkable" if chunkable < len(kinds[name]) else ""
         column.toggle(
-            f"{name.capitalize()} ({_files(chunkable_kinds[name])})",
+            f"{name.capitalize()} ({_files(len(kinds[name]))}{of_them})",
             key=key,
             on_change=repos.apply_selection,
             help=f"Chunk and index {name} files too (left out by default).",

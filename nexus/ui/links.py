@@ -11,8 +11,7 @@ from nexus.ingest.selection import parse_languages
 from nexus.types import CHUNKABLE_LANGUAGES, Chunk
 from nexus.ui import repos, sweeps, widgets
 
-#: Session key of the Search page's selected hit.
-HIT_KEY = "search_hit"
+HIT_KEY = widgets.HIT_KEY
 
 
 class _HitValues:
@@ -30,6 +29,7 @@ URL_KEYS: dict[str, tuple[str, Any]] = {
     "lw": ("lexical_pct", widgets.slider_range("lexical_pct")),
     "rank": ("ranking_mode", tuple(widgets.RANKING_MODES)),
     "k": ("k", widgets.slider_range("k")),
+    "budget": ("budget", range(0, 10**9)),  # the Search page's token budget
     "profile": ("profile", PROFILE_NAMES),
     "file": ("file", None),
     "q": ("query", None),

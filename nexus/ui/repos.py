@@ -86,11 +86,43 @@ def _opened(key: Hashable, open_: Callable[[], Repository]) -> Repository:
     return cache.cached(key, open_checked, footprint.repo_bytes)
 
 
+#: Session key of the last open that failed (``FailedOpen``), until one succeeds.
+FAILED_OPEN = "_failed_open"
+
+
+@dataclass(frozen=True)
+class FailedOpen:
+    """A repository that could not be opened: the other pages say so, not silently
+    go on with the one open before (``shown``: its name, "" when none was)."""
+
+    asked: str
+    reason: str
+    shown: str
+
+
+def failed_open() -> FailedOpen | None:
+    """The open that failed since the last one that succeeded, if any."""
+    return st.session_state.get(FAILED_OPEN)
+
+
 def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = None) -> Repository:
-    """Open a repository and make it the current one.
+    """Open a repository and make it the current one (a failure is kept for the other
+    pages to say: ``failed_open``).
 
     Raises ``IngestError``, also for a repository too large for the memory budget.
     """
+    try:
+        repo = _open(choice, data, name)
+    except (IngestError, OSError) as exc:  # a missing sample is a FileNotFoundError
+        base = st.session_state.get("repo_base")
+        shown = base.name if base is not None else ""
+        st.session_state[FAILED_OPEN] = FailedOpen(choice.label or choice.value, str(exc), shown)
+        raise
+    set_repo(repo, choice)
+    return repo
+
+
+def _open(choice: RepoChoice, data: bytes | None, name: str | None) -> Repository:
     if choice.kind == "sample":
         if choice.value not in sample_names():
             raise FileNotFoundError(f"no sample repository named {choice.value!r}")
@@ -107,7 +139,6 @@ def load_repo(choice: RepoChoice, data: bytes | None = None, name: str | None = 
         )
         repo = open_repository(choice.value, settings=settings)
         check_fits(repo)
-    set_repo(repo, choice)
     return repo
 
 
@@ -116,8 +147,13 @@ def set_repo(repo: Repository, choice: RepoChoice) -> None:
     contents and each file's content hash (hashed once here, not on every rerun), and
     the view of it that the file selection chunks."""
     ss = st.session_state
+    ss.pop(FAILED_OPEN, None)
     if ss.get("repo_choice") == choice and ss.get("repo_base") is repo:
         return
+    if ss.get("repo_choice") not in (None, choice):
+        for key in widgets.PER_REPOSITORY_KEYS:  # places in the repository open before
+            ss.pop(key, None)
+            ss.get(widgets.LAST_RUN_KEY, {}).pop(key, None)
     digests = file_digests(repo)
     ss["repo_base"] = repo
     ss["repo_choice"] = choice

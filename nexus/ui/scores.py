@@ -24,6 +24,7 @@ from nexus.evaluation.query_sets import Target
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.search import Hit
 from nexus.ui import render
+from nexus.ui.views import TITLE_TOP_PX, titled
 
 
 def target_metrics(outcome: QueryOutcome, k: int) -> tuple[str, str, str]:
@@ -97,9 +98,8 @@ def score_figure(
         )
     ranked = len(outcome.ranked)
     fig.update_layout(
-        height=260,
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Final score of every chunk (click a marker or a bar)",
+        height=300,
+        margin=dict(l=10, r=10, b=10),
         xaxis_title=(
             f"final score: ranking stage, the {ranked:,} candidates it ranked"
             if outcome.ranked
@@ -110,7 +110,7 @@ def score_figure(
         yaxis_title="chunks",
         legend=dict(orientation="h", y=-0.35),
     )
-    return fig
+    return titled(fig, "Final score of every chunk (click a marker or a bar)")
 
 
 #: Parts every ranked hit has, and the usual boosts and dampings, each with its own colour
@@ -139,6 +139,11 @@ def part_colour(name: str) -> str:
     return _PALETTE[len(_KNOWN_PARTS) + zlib.crc32(name.encode()) % rest]
 
 
+#: Pixels per hit in "Why each hit ranks", and below the bars (x labels and a legend).
+PARTS_BAR_PX = 30
+PARTS_BELOW_PX = 110
+
+
 def parts_figure(hits: Sequence[Hit]) -> go.Figure:
     """Each hit's score as a bar of its parts (dense, keyword, boosts; dampings to the
     left of zero): why the ranking stage put it where it is."""
@@ -155,12 +160,14 @@ def parts_figure(hits: Sequence[Hit]) -> go.Figure:
             marker_color=part_colour(name),
             hovertemplate=f"{name} %{{x:+.3f}}<extra></extra>",
         )
+    # Every bar labelled (Plotly skips category labels it finds crowded: #1, #3, #5 only),
+    # and room below for the x labels and a legend of up to three rows.
     fig.update_layout(
         barmode="relative",
-        height=60 + 22 * len(hits),
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Why each hit ranks where it does (parts of its score)",
-        yaxis=dict(autorange="reversed"),
-        legend=dict(orientation="h", y=-0.2),
+        height=TITLE_TOP_PX + PARTS_BAR_PX * len(hits) + PARTS_BELOW_PX,
+        margin=dict(l=10, r=10, b=10),
+        yaxis=dict(autorange="reversed", tickmode="array", tickvals=labels, automargin=True),
+        xaxis=dict(automargin=True),
+        legend=dict(orientation="h", y=-0.1, yanchor="top"),
     )
-    return fig
+    return titled(fig, "Why each hit ranks where it does (parts of its score)")

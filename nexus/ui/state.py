@@ -16,13 +16,13 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from nexus.ui import indexing, links, render, safe, settings, widgets
+from nexus.ui import indexing, links, render, repos, safe, settings, widgets
 
 #: ``(page title, problems)`` of the link this session was opened with.
 LINK_PROBLEMS = "_link_problems"
 #: Session keys: the kept values as the last run set them up, and its page's title
 #: (``widgets.kept_values``).
-_LAST_RUN, _LAST_PAGE = "_kept_last_run", "_last_page"
+_LAST_RUN, _LAST_PAGE = widgets.LAST_RUN_KEY, "_last_page"
 
 
 def page_setup(title: str, load_model: bool = True) -> None:
@@ -56,6 +56,13 @@ def page_setup(title: str, load_model: bool = True) -> None:
     shown_on, kept = st.session_state.get(LINK_PROBLEMS, ("", []))
     for problem in kept if shown_on == title else []:
         st.warning(f"Link: {safe.md(problem)}")
+    failed = repos.failed_open()
+    if failed is not None and title != "Repository":  # that page says it in full
+        st.warning(
+            f"Opening {safe.code(failed.asked)} failed ({safe.md(failed.reason)}), so this "
+            f"page shows {safe.code(failed.shown or repos.DEFAULT_SAMPLE)}, the repository "
+            "open before. Choose another on the Repository page."
+        )
     if "preset" not in st.session_state:
         settings.matching_preset()
     # What the browser will be shown: a slider that differs from it next run was moved there.

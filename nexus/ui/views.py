@@ -55,6 +55,45 @@ def view_bytes(value: Any) -> int:
     return 200
 
 
+#: Pixels kept free above a chart's title: Plotly's toolbar (the mode bar) is drawn in
+#: the chart's top right corner, about 30 px high, over whatever lies there (it covered
+#: the titles of the sweep charts and of "Why each hit ranks" in a narrow column).
+TOOLBAR_PX = 34
+#: Pixels from the top of a chart to its plot area: the toolbar, then a title line.
+TITLE_TOP_PX = TOOLBAR_PX + 36
+
+
+def titled(fig: go.Figure, title: str) -> go.Figure:
+    """``fig`` with ``title`` on its own line below the toolbar's band, at the left."""
+    fig.update_layout(
+        title=dict(
+            text=title,
+            x=0,
+            xanchor="left",
+            y=1,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=TOOLBAR_PX, l=10),
+        ),
+        margin_t=TITLE_TOP_PX,
+    )
+    return fig
+
+
+#: Colours of the category chart's languages: 24 before one repeats (Plotly's default
+#: ten gave binary files JavaScript's red); files without a language are grey.
+LANGUAGE_COLOURS = px.colors.qualitative.Dark24
+NO_LANGUAGE_COLOUR = "#9ca3af"
+
+
+def language_colours(languages: Iterable[str]) -> dict[str, str]:
+    """One colour per language, none repeated within the first 24, binary and unknown
+    files grey (they are not a language)."""
+    named = sorted({lang for lang in languages if lang not in ("binary", "unknown", "")})
+    colours = {lang: LANGUAGE_COLOURS[i % len(LANGUAGE_COLOURS)] for i, lang in enumerate(named)}
+    return colours | dict.fromkeys(("binary", "unknown", ""), NO_LANGUAGE_COLOUR)
+
+
 def category_chart(rows: pd.DataFrame) -> go.Figure:
     """Home page: files by category, coloured by language."""
     fig = px.bar(
@@ -62,11 +101,11 @@ def category_chart(rows: pd.DataFrame) -> go.Figure:
         x="category",
         y="files",
         color="language",
-        title="Files by category and language",
+        color_discrete_map=language_colours(rows["language"]),
         height=340,
     )
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="language")
-    return fig
+    fig.update_layout(margin=dict(l=10, r=10, b=10), legend_title_text="language")
+    return titled(fig, "Files by category and language")
 
 
 def category_table(by_category_language: list[dict[str, Any]]) -> pd.DataFrame:
@@ -116,13 +155,27 @@ def filter_files(table: pd.DataFrame, pattern: str) -> pd.DataFrame:
     return table[mask]
 
 
+#: Bins of the chunk-size histogram up to ``max_tokens``.
+SIZE_BINS = 16
+
+
+def budget_bins(largest: int, max_tokens: int) -> dict[str, float]:
+    """Histogram bins whose edges fall half a token past whole multiples of
+    ``max_tokens / SIZE_BINS``: a bin holds sizes (a, b], so a chunk of exactly
+    ``max_tokens`` lies in the bin that ends at the max line, not in one drawn past it
+    (Plotly's bins hold [a, b): the 320-340 bar beside a max of 320)."""
+    size = max(max_tokens, 1) / SIZE_BINS
+    return dict(start=0.5, end=max(largest, max_tokens) + 0.5, size=size)
+
+
 def token_histogram(chunks: Sequence[Chunk], max_tokens: int, min_tokens: int) -> go.Figure:
     """Chunks page: tokens per chunk, with the budget's two limits (a plain ``go``
     figure: Plotly Express took ~0.08 s to build it, a fifth of a rerun's budget)."""
+    sizes = [c.token_count for c in chunks]
     fig = go.Figure(
         go.Histogram(
-            x=[c.token_count for c in chunks],
-            nbinsx=20,
+            x=sizes,
+            xbins=budget_bins(max(sizes, default=0), max_tokens),
             hovertemplate="%{y} chunks of %{x} tokens<extra></extra>",
         )
     )
@@ -238,10 +291,9 @@ def size_overlay(line_chunks: Sequence[Chunk], ast_chunks: Sequence[Chunk]) -> g
         height=300,
         xaxis_title="tokens per chunk",
         yaxis_title="chunks",
-        margin=dict(l=10, r=10, t=30, b=10),
-        title="Chunk sizes",
+        margin=dict(l=10, r=10, b=10),
     )
-    return fig
+    return titled(fig, "Chunk sizes")
 
 
 def per_file_table(
@@ -305,13 +357,12 @@ def quality_chart(bars: pd.DataFrame) -> go.Figure:
         color="strategy",
         facet_col="metric",
         barmode="group",
-        height=320,
+        height=340,
         range_y=[0, 1],
-        title="Retrieval quality (higher is better)",
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
-    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), yaxis_title="")
-    return fig
+    fig.update_layout(margin=dict(l=10, r=10, b=10), yaxis_title="")
+    return titled(fig, "Retrieval quality (higher is better)")
 
 
 def cost_chart(bars: pd.DataFrame) -> go.Figure:
@@ -322,11 +373,10 @@ def cost_chart(bars: pd.DataFrame) -> go.Figure:
         y="lines@5",
         color="strategy",
         barmode="group",
-        height=320,
-        title="Lines to read in the top 5 (lower is better)",
+        height=340,
     )
-    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
-    return fig
+    fig.update_layout(margin=dict(l=10, r=10, b=10), showlegend=False)
+    return titled(fig, "Lines to read in the top 5 (lower is better)")
 
 
 def budget_curves(
@@ -355,14 +405,29 @@ def budget_chart(curves: Mapping[str, Mapping[int, float]], title: str) -> go.Fi
             hovertemplate=f"{safe.plot(name)}: %{{y:.3f}} within %{{x}} tokens<extra></extra>",
         )
     fig.update_xaxes(type="log", tickvals=sorted(budgets), title="budget (tokens)")
-    fig.update_yaxes(range=[0, 1.02], title="share of targets read")
+    values = [float(r) for curve in curves.values() for r in curve.values()]
+    fig.update_yaxes(range=zoomed_range(values), title="share of targets read (axis zoomed)")
     fig.update_layout(
-        height=340,
-        title=title,
-        margin=dict(l=10, r=10, t=40, b=10),
+        height=360,
+        margin=dict(l=10, r=10, b=10),
         legend=dict(orientation="h", y=-0.25, yanchor="top"),
     )
-    return fig
+    return titled(fig, title)
+
+
+#: Least span of a zoomed axis of shares, and the share of the span added each side.
+ZOOM_MIN_SPAN = 0.04
+ZOOM_PAD = 0.15
+
+
+def zoomed_range(values: Sequence[float]) -> list[float]:
+    """A share axis around ``values`` (within 0..1.02), not 0..1: seven settings within
+    0.82-0.95 on a 0-1 axis could not be told apart."""
+    if not values:
+        return [0.0, 1.02]
+    low, high = min(values), max(values)
+    pad = max(ZOOM_MIN_SPAN - (high - low), 0) / 2 + ZOOM_PAD * (high - low) + 0.005
+    return [max(0.0, low - pad), min(1.02, high + pad)]
 
 
 def sweep_chart(
@@ -376,9 +441,7 @@ def sweep_chart(
         y=metric,
         color="min_tokens",
         markers=True,
-        height=360,
-        title=f"{metric} ({safe.plot(variant)} queries; "
-        f"{'higher' if higher_is_better else 'lower'} is better)",
+        height=380,
     )
     winner = table[metric].idxmax() if higher_is_better else table[metric].idxmin()
     fig.add_scatter(
@@ -401,7 +464,8 @@ def sweep_chart(
     )
     fig.update_xaxes(type="log", tickvals=sorted(table["max_tokens"].unique()))
     fig.update_layout(  # the legend below: three charts side by side keep their width
-        margin=dict(l=10, r=10, t=40, b=10),
+        margin=dict(l=10, r=10, b=10),
         legend=dict(title_text="min_tokens", orientation="h", y=-0.25, yanchor="top"),
     )
-    return fig
+    better = "higher" if higher_is_better else "lower"
+    return titled(fig, f"{metric} ({safe.plot(variant)} queries; {better} is better)")

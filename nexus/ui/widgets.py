@@ -24,6 +24,29 @@ SWITCH_KEYS = {name: f"files_{name}" for name in SWITCHES}
 GLOB_KEYS = {"include": "files_include", "exclude": "files_exclude"}
 LANGUAGES_KEY = "files_languages"  # a multiselect; empty = every language
 LANGUAGE_NAMES = sorted(CHUNKABLE_LANGUAGES)
+#: How people write the chunkable languages' names (TSX is TypeScript to a reader).
+LANGUAGE_TITLES = {
+    "csharp": "C#",
+    "javascript": "JavaScript",
+    "typescript": "TypeScript",
+    "tsx": "TypeScript",
+}
+
+
+def language_list() -> str:
+    """Every chunkable language, as people write it (``JavaScript, ..., C#``)."""
+    titles = (LANGUAGE_TITLES.get(name, name.capitalize()) for name in LANGUAGE_NAMES)
+    return ", ".join(sorted(set(titles), key=str.lower))
+
+
+#: Session key of the Search page's selected hit.
+HIT_KEY = "search_hit"
+#: Session keys that name places in one repository (a file, a unit, a line, a hit):
+#: dropped when another repository is opened, so neither the pages nor a link carry
+#: ``file=...resizeElements.ts`` over to flask.
+PER_REPOSITORY_KEYS = ("file", "target", "_link_unit", "_link_line", HIT_KEY)
+#: Session key of the kept values as the last run set them up (``kept_values``).
+LAST_RUN_KEY = "_kept_last_run"
 #: Widget keys whose values survive a page switch.
 KEPT_KEYS = (
     *DEFAULTS,
