@@ -54,10 +54,12 @@ def page_setup(title: str, load_model: bool = True) -> None:
         # loading) would otherwise wipe the only run that showed them.
         st.session_state[LINK_PROBLEMS] = (title, problems)
     shown_on, kept = st.session_state.get(LINK_PROBLEMS, ("", []))
-    for problem in kept if shown_on == title else []:
+    said = kept if shown_on == title else []
+    for problem in said:
         st.warning(f"Link: {safe.md(problem)}")
     failed = repos.failed_open()
-    if failed is not None and title != "Repository":  # that page says it in full
+    # The Repository page says it in full; a link's own page said it above.
+    if failed is not None and title != "Repository" and not said:
         st.warning(
             f"Opening {safe.code(failed.asked)} failed ({safe.md(failed.reason)}), so this "
             f"page shows {safe.code(failed.shown or repos.DEFAULT_SAMPLE)}, the repository "

@@ -24,19 +24,25 @@ SWITCH_KEYS = {name: f"files_{name}" for name in SWITCHES}
 GLOB_KEYS = {"include": "files_include", "exclude": "files_exclude"}
 LANGUAGES_KEY = "files_languages"  # a multiselect; empty = every language
 LANGUAGE_NAMES = sorted(CHUNKABLE_LANGUAGES)
-#: How people write the chunkable languages' names (TSX is TypeScript to a reader).
+#: How people write the chunkable languages' names, in the order the home page lists
+#: them (TSX is TypeScript to a reader); a language missing here comes last, capitalised.
 LANGUAGE_TITLES = {
-    "csharp": "C#",
     "javascript": "JavaScript",
     "typescript": "TypeScript",
     "tsx": "TypeScript",
+    "python": "Python",
+    "go": "Go",
+    "java": "Java",
+    "rust": "Rust",
+    "csharp": "C#",
 }
 
 
 def language_list() -> str:
     """Every chunkable language, as people write it (``JavaScript, ..., C#``)."""
-    titles = (LANGUAGE_TITLES.get(name, name.capitalize()) for name in LANGUAGE_NAMES)
-    return ", ".join(sorted(set(titles), key=str.lower))
+    named = [LANGUAGE_TITLES[name] for name in LANGUAGE_TITLES if name in CHUNKABLE_LANGUAGES]
+    others = [name.capitalize() for name in LANGUAGE_NAMES if name not in LANGUAGE_TITLES]
+    return ", ".join(dict.fromkeys([*named, *others]))
 
 
 #: Session key of the Search page's selected hit.

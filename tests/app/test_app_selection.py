@@ -11,7 +11,7 @@ from nexus.ingest.selection import FileSelection
 def test_home_says_what_nexus_is_for_and_what_is_chunked(page) -> None:
     at = page("home").run()
     intro = at.markdown[0].value
-    assert "Nexus cuts a codebase (JavaScript, TypeScript, Python, Go, Java, Rust)" in intro
+    assert "Nexus cuts a codebase (JavaScript, TypeScript, Python, Go, Java, Rust, C#)" in intro
     assert "only **source** files are chunked" in intro
     assert [t.value for t in at.toggle] == [False] * 4  # tests etc. out by default
     assert [t.label for t in at.toggle][:2] == ["Tests (1 file)", "Generated (1 file)"]
