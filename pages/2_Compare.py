@@ -66,6 +66,9 @@ with this_file:
     ast_chunks = analyses.file_chunks(repo, path, analysis, config)
     line_chunks = analyses.file_chunks(repo, path, analysis, lines_config)
     key = analyses.file_key(repo, path, config)
+    # A line between the picker and the table: the table's toolbar (shown on hover)
+    # sits above its top right corner, where it covered the picker's arrow.
+    st.markdown("**This file, chunked both ways**")
     st.dataframe(
         cache.shared_table(
             "file_summary",

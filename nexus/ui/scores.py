@@ -139,7 +139,8 @@ def part_colour(name: str) -> str:
     return _PALETTE[len(_KNOWN_PARTS) + zlib.crc32(name.encode()) % rest]
 
 
-#: Pixels per hit in "Why each hit ranks", and below the bars (x labels and a legend).
+#: Pixels per hit in "Why each hit ranks", and below the bars: the x labels, then the
+#: legend at the chart's foot (placed in the plot's own fraction it sat on the labels).
 PARTS_BAR_PX = 30
 PARTS_BELOW_PX = 110
 
@@ -165,9 +166,8 @@ def parts_figure(hits: Sequence[Hit]) -> go.Figure:
     fig.update_layout(
         barmode="relative",
         height=TITLE_TOP_PX + PARTS_BAR_PX * len(hits) + PARTS_BELOW_PX,
-        margin=dict(l=10, r=10, b=10),
+        margin=dict(l=10, r=10, b=PARTS_BELOW_PX - 30),
         yaxis=dict(autorange="reversed", tickmode="array", tickvals=labels, automargin=True),
-        xaxis=dict(automargin=True),
-        legend=dict(orientation="h", y=-0.1, yanchor="top"),
+        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
     )
     return titled(fig, "Why each hit ranks where it does (parts of its score)")

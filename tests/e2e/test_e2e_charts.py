@@ -10,7 +10,8 @@ from browser_helpers import no_exception, wait_builds, wait_idle
 pytestmark = pytest.mark.e2e
 
 #: For each chart: its title, whether the toolbar's box meets the title's, the tick
-#: labels that stick out of the chart, and how many category labels the y axis shows.
+#: labels that stick out of the chart or lie under its legend, and how many category
+#: labels the y axis shows.
 CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
   const box = e => e && e.getBoundingClientRect();
   const bar = box(plot.querySelector('.modebar-container'));
@@ -18,9 +19,11 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(pl
   const frame = box(plot.querySelector('svg.main-svg'));
   const meets = (a, b) => !(a.right <= b.left || b.right <= a.left
                             || a.bottom <= b.top || b.bottom <= a.top);
+  const legend = box(plot.querySelector('.legend .bg'));
   const cut = [...plot.querySelectorAll('.xtick text, .ytick text')].map(box)
     .filter(r => r.left < frame.left - 1 || r.right > frame.right + 1
-                 || r.bottom > frame.bottom + 1 || r.top < frame.top - 1).length;
+                 || r.bottom > frame.bottom + 1 || r.top < frame.top - 1
+                 || (legend && meets(r, legend))).length;
   return {title: plot.querySelector('.gtitle')?.textContent ?? '',
           covered: !!(bar && title && meets(bar, title)), cut,
           yticks: plot.querySelectorAll('.ytick').length};
@@ -30,7 +33,8 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(pl
 def charts(page) -> list[dict]:
     """Every chart's layout, with each toolbar shown (it shows on hover)."""
     for plot in page.locator(".js-plotly-plot").all():
-        plot.hover()
+        if plot.is_visible():  # not one in a closed expander
+            plot.hover()
     return page.evaluate(CHART_LAYOUT)
 
 
@@ -59,4 +63,26 @@ def test_no_title_lies_under_the_toolbar_and_no_label_is_cut(browser, server, pa
     assert not [c for c in found if c["covered"] or c["cut"]], found
     parts = [c for c in found if c["title"].startswith("Why each hit")]
     assert all(c["yticks"] == 5 for c in parts), parts  # every hit of the top 5 labelled
+    context.close()
+
+
+def test_the_compare_tables_toolbar_leaves_the_file_pickers_arrow_free(browser, server):
+    context = browser.new_context(viewport={"width": 1600, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{server}/Compare")
+    wait_idle(page)
+    table = page.locator("[data-testid='stDataFrame']").first
+    table.hover()
+    toolbar = page.locator("[data-testid='stElementToolbar']").first
+    toolbar.wait_for(state="visible")
+    arrow = page.locator("[data-testid='stSelectbox'] svg").first.bounding_box()
+    bar = toolbar.bounding_box()
+    apart = (
+        bar["y"] >= arrow["y"] + arrow["height"]
+        or arrow["y"] >= bar["y"] + bar["height"]
+        or bar["x"] >= arrow["x"] + arrow["width"]
+        or arrow["x"] >= bar["x"] + bar["width"]
+    )
+    assert apart, (bar, arrow)
     context.close()
