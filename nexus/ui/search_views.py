@@ -119,6 +119,9 @@ def answered_by(answer: SearchAnswer) -> str:
             f", its best {RESCORE_DEPTH} hits scored again by the quality tier's model "
             f"({safe.code(answer.rescored_by)})"
         )
+    elif answer.rescore:
+        # Not re-scored (yet, or why not): the fast tier's own order, and the page says so.
+        line += f"; {safe.md(answer.rescore)}"
     return line + "."
 
 

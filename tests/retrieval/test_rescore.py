@@ -181,6 +181,8 @@ def test_the_search_page_says_which_model_scored_the_hits_again() -> None:
         "Answered by the fast tier (`static+dual`), its best 30 hits scored again by the "
         "quality tier's model (`all-MiniLM-L6-v2+dual`)."
     )
+    pending = replace(answer, rescore="not re-scored yet")
+    assert answered_by(pending) == "Answered by the fast tier (`static+dual`); not re\\-scored yet."
 
 
 NAME = "all-MiniLM-L6-v2+dual"
