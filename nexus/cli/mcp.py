@@ -363,6 +363,18 @@ def _records(chunks) -> list[dict[str, Any]]:  # noqa: ANN001 - Chunks
     return [_chunk_record(chunk) for chunk in chunks]
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, with stdin and stdout pointed
+    elsewhere: started later by the first chunking pool, it held the client's pipes
+    (the fork server lets go of them itself: ``nexus.runtime.worker_preload``)."""
+    from multiprocessing import resource_tracker
+
+    from nexus.runtime.lifeline import stdio_detached
+
+    with stdio_detached():
+        resource_tracker.ensure_running()
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from nexus.cli.common import config_from_args
     from nexus.cli.indexes import workspace_settings
@@ -374,6 +386,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if not root.is_dir():
             raise ValueError(f"{root} is not a folder: nexus mcp serves repository folders")
     _log(f"serving {', '.join(map(str, repos.roots))} ({settings.tier} tier) over stdio")
+    _start_resource_tracker()
     if args.warm:
         threading.Thread(target=repos.warm, name="nexus-mcp-warm", daemon=True).start()
     build_server(repos).run("stdio")

@@ -38,6 +38,7 @@ from nexus.chunking.profiles import Profile, resolve_profile
 from nexus.chunking.tokens import get_encoding
 from nexus.config import ChunkConfig
 from nexus.ingest.sources import FileRef, Repository, RepositoryScan
+from nexus.runtime.lifeline import die_with
 from nexus.types import Chunk
 
 #: Files go to a worker in batches of consecutive files, which spreads the cost of a
@@ -236,9 +237,10 @@ def _work_on(refs: list[FileRef], job: _Job) -> list[FileResult]:
     return finish([chunk_ref(r, config, repo=repo, custom_profiles=custom_profiles) for r in refs])
 
 
-def _start_worker(job: _Job) -> None:
+def _start_worker(job: _Job, owner: int) -> None:
     global _job
     _job = job
+    die_with(owner)  # a killed server leaves no worker behind (nexus.runtime.lifeline)
 
 
 def _work(refs: list[FileRef]) -> list[FileResult]:
@@ -267,7 +269,7 @@ def _context() -> multiprocessing.context.ForkServerContext:
 
 def _pool(workers: int, job: _Job) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(
-        workers, mp_context=_context(), initializer=_start_worker, initargs=(job,)
+        workers, mp_context=_context(), initializer=_start_worker, initargs=(job, os.getpid())
     )
 
 
