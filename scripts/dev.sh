@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One entry point for people and CI: set up (idempotent, fast when nothing changed), then
+# One entry point for people and CI: set up (idempotent, fast when nothing changed: the
+# packages, and the fast tier's model in the user's cache folder), then
 #   app   launch the dashboard on the bundled sample repos
 #   test  run the whole test suite (unit, AppTest, real browser)
 #   setup only set up
@@ -26,6 +27,12 @@ setup_python() {
   fi
 }
 
+setup_models() {
+  # The fast tier's model (nexus mcp's default), distilled once into the user's cache
+  # folder (a few minutes the first time, nothing after): no first answer waits for it.
+  "$PY" -m nexus.cli setup
+}
+
 setup_browser() {
   # Debian's Chromium for the browser tests; Playwright drives it (never `playwright install`).
   if ! command -v chromium >/dev/null 2>&1; then
@@ -42,9 +49,11 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 case "${1:-}" in
   setup)
     setup_python
+    setup_models
     ;;
   app)
     setup_python
+    setup_models
     # No file watcher: it followed the whole checkout (.venv, caches, what builds write) and
     # an idle server used a core (bench/dashboard/idle_cpu.py). To rerun on save while editing, add
     # --server.fileWatcherType auto (the last of a flag wins).
@@ -52,6 +61,7 @@ case "${1:-}" in
     ;;
   test)
     setup_python
+    setup_models
     setup_browser
     exec "$PY" -m pytest "${@:2}"
     ;;

@@ -117,3 +117,49 @@ def test_a_server_killed_mid_build_leaves_no_process_and_the_client_sees_it_clos
     assert len(before) >= 5, f"the workers never started: {before}"
     assert "closed" in seen.lower(), seen
     assert left == []
+
+
+def test_a_server_started_as_a_client_starts_it_answers_from_the_users_cache(
+    tmp_path, static_model_dir
+):
+    """A new empty working folder and the SDK's default environment (HOME, PATH...: no
+    NEXUS_CACHE_DIR): on a set-up machine (the fast tier's model in the user's cache
+    folder, where ``nexus setup`` puts it) the server answers without distilling, and
+    writes nothing into the working folder (issue 41: ``.nexus-cache`` there, 3 minutes)."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    home = tmp_path / "home"
+    model = home / ".cache" / "nexus" / "models" / static_model_dir.name
+    shutil.copytree(static_model_dir, model)
+    stamp = model.stat().st_mtime_ns
+    repo = tmp_path / "repo"
+    shutil.copytree(PROJECT / "sample_repos" / "ts-payments", repo)
+    workdir = tmp_path / "new-folder"
+    workdir.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "nexus.cli", "mcp", str(repo), "--workers", "1"],
+        env={"HOME": str(home), "PYTHONPATH": str(PROJECT)},  # merged over the SDK's own
+        cwd=str(workdir),
+    )
+    log = tmp_path / "stderr.log"
+
+    async def script():
+        with log.open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                found = await client.call_tool("search", {"query": "refund a payment"})
+                status = await client.call_tool("index_status", {})
+                return found.structured_content, status.structured_content
+
+    found, status = _run(script())
+    said = log.read_text()
+    assert found["tier"] == "fast" and found["hits"], said
+    assert status["cache"] == str(home / ".cache" / "nexus")
+    assert "distilling" not in said and "not distilled yet" not in said
+    assert model.stat().st_mtime_ns == stamp
+    assert list(workdir.iterdir()) == []

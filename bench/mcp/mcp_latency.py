@@ -235,7 +235,9 @@ def main() -> None:
     args = parser.parse_args()
     global SERVER_WARMS
     SERVER_WARMS = args.server_warms
-    shared = Path(os.environ.get("NEXUS_CACHE_DIR", ".nexus-cache/embeddings")) / "models"
+    from nexus.retrieval.tiers import models_dir  # $NEXUS_CACHE_DIR, else the user's
+
+    shared = models_dir()
     rows = []
     for repo in args.repo:
         reuse = Path(args.reuse_cache) if args.reuse_cache else None

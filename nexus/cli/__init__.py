@@ -29,6 +29,7 @@ from nexus.cli.listing import cmd_functions, cmd_profiles, cmd_scan
 from nexus.cli.mcp import cmd_mcp
 from nexus.cli.queries import cmd_queries
 from nexus.cli.search import cmd_search
+from nexus.cli.setup import cmd_setup
 from nexus.ingest.sources import IngestError
 from nexus.retrieval.embedding import EmbeddingCancelled, ModelUnavailableError
 from nexus.retrieval.embedding_cache import CacheError
@@ -163,14 +164,24 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--json", action="store_true", help="show: machine-readable output")
     cache.set_defaults(run=cmd_cache)
 
+    setup = verbs.add_parser(
+        "setup", help="distil the fast tier's model once, so no first answer waits for it"
+    )
+    add_cache_options(setup)
+    setup.set_defaults(run=cmd_setup)
+
     mcp = verbs.add_parser(
-        "mcp", help="serve search to coding agents over MCP (stdio): search, chunks, ..."
+        "mcp",
+        help="serve search to coding agents over MCP (stdio): search, chunks, ...",
+        description="Serve search to coding agents over MCP (stdio). Run `nexus setup` "
+        "once first: it distils the fast tier's model, which the first answer would "
+        "otherwise wait minutes for.",
     )
     mcp.add_argument(
         "paths", nargs="*", metavar="PATH", help="repository folders (default: the current one)"
     )
     add_chunk_options(mcp)
-    add_embedding_options(mcp)
+    add_embedding_options(mcp, tier="fast")
     add_rescore_option(mcp)
     mcp.add_argument(
         "--warm",
@@ -185,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --tier quality: answer from the fast tier while the quality tier builds "
         "(default, when the fast tier's model is distilled), then from the quality tier",
     )
-    mcp.set_defaults(run=cmd_mcp, tier="fast")
+    mcp.set_defaults(run=cmd_mcp)
 
     profiles = verbs.add_parser("profiles", help="list hierarchy profiles and budget presets")
     profiles.add_argument("--toml", action="store_true", help="print them as an editable file")

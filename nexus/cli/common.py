@@ -64,9 +64,12 @@ def add_chunk_options(parser: argparse.ArgumentParser, both: bool = False) -> No
 
 
 def add_cache_options(parser: argparse.ArgumentParser) -> None:
+    from nexus.retrieval.embedding_cache import default_cache_dir
+
     parser.add_argument(
         "--cache",
-        help="embedding cache folder (default $NEXUS_CACHE_DIR, else .nexus-cache/embeddings)",
+        help="cache folder of vectors, saved indexes and the fast tier's model (default "
+        f"$NEXUS_CACHE_DIR, else the user's cache folder; here: {default_cache_dir()})",
     )
     parser.add_argument(
         "--cache-max-mb",
@@ -89,15 +92,17 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-cpus", type=int, help="without --address: CPUs Ray may use here")
 
 
-def add_embedding_options(parser: argparse.ArgumentParser) -> None:
+def add_embedding_options(parser: argparse.ArgumentParser, tier: str = "quality") -> None:
+    """``--cache``, ``--model`` and ``--tier`` (whose default ``tier`` the help states)."""
     add_cache_options(parser)
     parser.add_argument("--model", help="local sentence-transformers model folder")
     parser.add_argument(
         "--tier",
         choices=["quality", "fast"],
-        default="quality",
-        help="quality: all-MiniLM-L6-v2 (default); fast: a static model distilled from it "
-        "once into the cache folder (tens of times faster, weaker alone; for sweeps)",
+        default=tier,
+        help=f"quality: all-MiniLM-L6-v2; fast: a static model distilled from it once into "
+        f"the cache folder by `nexus setup` (tens of times faster, weaker alone); "
+        f"default: {tier}",
     )
 
 

@@ -147,13 +147,11 @@ class Repositories:
         """Whether a quality-tier repository is answered from the fast tier while it builds:
         asked for, and the fast tier's model at hand (given, or distilled already: never
         distilled on the way to a first answer)."""
-        from nexus.retrieval.tiers import FAST, STATIC_MODEL_NAME, models_dir
+        from nexus.retrieval.tiers import FAST
 
         if not self.refine or self.settings.tier == FAST:
             return False
-        if self._fast_embedder is not None:
-            return True
-        return (models_dir(self.settings.cache_folder) / STATIC_MODEL_NAME).is_dir()
+        return self._fast_embedder is not None or _distilled(self.settings.cache_folder)
 
     def _fast_settings(self) -> Settings:
         from nexus.retrieval.tiers import FAST
@@ -352,7 +350,8 @@ def build_server(repos: Repositories):  # noqa: ANN201 - an mcp MCPServer
 
         def run(workspace: Workspace) -> dict[str, Any]:
             refining = "quality" if repos.refining(workspace) else None
-            return workspace.status().to_dict() | {"refining": refining}
+            cache = str(repos.settings.cache_folder)
+            return workspace.status().to_dict() | {"refining": refining, "cache": cache}
 
         return answer(repo, run)
 
@@ -361,6 +360,13 @@ def build_server(repos: Repositories):  # noqa: ANN201 - an mcp MCPServer
 
 def _records(chunks) -> list[dict[str, Any]]:  # noqa: ANN001 - Chunks
     return [_chunk_record(chunk) for chunk in chunks]
+
+
+def _distilled(cache: Path) -> bool:
+    """Whether the fast tier's model lies in the cache folder ``cache``."""
+    from nexus.retrieval.tiers import STATIC_MODEL_NAME, models_dir
+
+    return (models_dir(cache) / STATIC_MODEL_NAME).is_dir()
 
 
 def _start_resource_tracker() -> None:
@@ -386,6 +392,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if not root.is_dir():
             raise ValueError(f"{root} is not a folder: nexus mcp serves repository folders")
     _log(f"serving {', '.join(map(str, repos.roots))} ({settings.tier} tier) over stdio")
+    _log(f"cache folder: {settings.cache_folder}")
+    if settings.tier == "fast" and not _distilled(settings.cache_folder):
+        _log("the fast tier's model is not distilled yet: the first answer waits minutes for it")
+        _log(f"(`nexus setup --cache {settings.cache_folder}` does it once, ahead of time)")
     _start_resource_tracker()
     if args.warm:
         threading.Thread(target=repos.warm, name="nexus-mcp-warm", daemon=True).start()

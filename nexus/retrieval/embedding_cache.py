@@ -39,7 +39,6 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_CACHE_DIR = Path(".nexus-cache") / "embeddings"
 CACHE_DIR_ENV = "NEXUS_CACHE_DIR"
 MAX_MB_ENV = "NEXUS_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 1024
@@ -71,8 +70,16 @@ def text_key(text: str) -> bytes:
 
 
 def default_cache_dir() -> Path:
-    """``$NEXUS_CACHE_DIR`` if set, else ``.nexus-cache/embeddings`` under the working dir."""
-    return Path(os.environ.get(CACHE_DIR_ENV) or Path.cwd() / DEFAULT_CACHE_DIR)
+    """``$NEXUS_CACHE_DIR`` if set, else one folder per user: the platform's user cache
+    folder (``~/.cache/nexus`` on Linux, or under ``$XDG_CACHE_HOME``).
+
+    Not the working folder: agents start ``nexus mcp`` in many folders, with a minimal
+    environment (``NEXUS_CACHE_DIR`` set in a shell does not reach it), and each new
+    folder distilled the fast tier's model again, minutes before a first answer.
+    """
+    from platformdirs import user_cache_path
+
+    return Path(os.environ.get(CACHE_DIR_ENV) or user_cache_path("nexus", appauthor=False))
 
 
 def default_max_bytes() -> int:

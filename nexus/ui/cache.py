@@ -19,7 +19,7 @@ from nexus.ui import views
 
 T = TypeVar("T")
 
-#: Folder of the on-disk embedding cache (default ``.nexus-cache/embeddings``).
+#: Folder of the on-disk embedding cache (default: the user's, ``default_cache_dir``).
 CACHE_ENV = "NEXUS_CACHE_DIR"
 #: Megabytes that everything the server keeps for its sessions may take together.
 MEMORY_ENV = "NEXUS_MEMORY_BUDGET_MB"
