@@ -210,6 +210,21 @@ def test_keyword_hits_of_a_build_go_through_the_ranking_stage(tmp_path):
     assert best == pytest.approx(share)
 
 
+def test_a_file_added_to_a_folder_of_folders_is_seen(repo, tmp_path):
+    """A folder that holds only folders (hono's ``src/helper/``) is watched too: a file
+    added there is indexed at the next refresh (issue 41: never seen)."""
+    nested = repo / "src" / "helper" / "dates"
+    nested.mkdir(parents=True)
+    (nested / "format.ts").write_text("export function formatDate() {}\n")
+    workspace = _open(repo, tmp_path)
+    workspace.search("refund", k=1)
+    workspace.refresh()  # the first one stats every file; from here the kernel's word counts
+    assert workspace.refresh().changed_files == 0
+    (repo / "src" / "helper" / "retry.ts").write_text("export function retryWithBackoff() {}\n")
+    assert workspace.refresh().changed_files == 1
+    assert workspace.search("retryWithBackoff", k=1).hits[0].chunk.file == "src/helper/retry.ts"
+
+
 def test_with_no_event_from_the_kernel_no_file_is_stat_ed(repo, tmp_path, monkeypatch):
     from nexus.workspace import freshness
 

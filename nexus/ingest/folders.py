@@ -28,9 +28,11 @@ from nexus.types import FileInfo
 
 @dataclass
 class Found:
-    """What a folder's walk found: files, where each kept one lies, their digests."""
+    """What a folder's walk found: files, where each kept one lies, their digests, the
+    folders it entered."""
 
     files: list[FileInfo] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
     kept: dict[str, Path] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -99,6 +101,7 @@ def _list_folder(
 ) -> _Folder:
     """List a folder in path order and load its .gitignore (before its entries are
     checked against the rules)."""
+    found.folders.append(root / rel_dir)
     try:
         with os.scandir(root / rel_dir) as scan:
             entries = sorted(scan, key=_path_order)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,11 +116,13 @@ class FileRef:
 
 class DiskContents(Mapping[str, bytes]):
     """A directory's kept files, read from disk on each access: a repository of
-    any size holds only its paths in memory."""
+    any size holds only its paths in memory. ``folders``: every folder the walk
+    entered (what a watcher of new files must watch, ``nexus.freshness``)."""
 
-    def __init__(self, paths: dict[str, Path], cap: int) -> None:
+    def __init__(self, paths: dict[str, Path], cap: int, folders: Sequence[Path] = ()) -> None:
         self._paths = paths
         self.cap = cap
+        self.folders = tuple(folders)
 
     def path_of(self, rel: str) -> Path:
         return self._paths[rel]

@@ -158,7 +158,8 @@ def _folder_scan(root: Path, name: str, settings: IngestSettings) -> RepositoryS
     )
 
     def whole() -> Repository:
-        repo = finish(name, found.files, DiskContents(found.kept, cap), found.notes)
+        contents = DiskContents(found.kept, cap, found.folders)
+        repo = finish(name, found.files, contents, found.notes)
         return replace(repo, digests=found.digests)
 
     return RepositoryScan(name, refs, whole)

@@ -38,7 +38,8 @@ def _stamp(path: str | Path) -> Stamp:
 @dataclass(frozen=True)
 class Stamps:
     """The stamps of a folder repository's chunkable files (by path in the repository,
-    with the file on disk) and of the folders holding them."""
+    with the file on disk) and of every folder its walk entered: a file added to a
+    folder that held only folders (hono's ``src/helper/``) moves that folder's stamp."""
 
     files: dict[str, tuple[str, Stamp]]  # path in the repository -> (file on disk, stamp)
     folders: dict[str, Stamp]
@@ -51,7 +52,8 @@ class Stamps:
             return None
         # Plain strings: os.stat takes them a fifth faster than Paths (thousands a call).
         paths = {info.path: repo.contents.path_of(info.path) for info in repo.chunkable_files()}
-        folders = {str(root), *(str(path.parent) for path in paths.values())}
+        entered = map(str, repo.contents.folders)
+        folders = {str(root), *entered, *(str(path.parent) for path in paths.values())}
         files = {rel: (str(path), _stamp(path)) for rel, path in paths.items()}
         return cls(files, {folder: _stamp(folder) for folder in folders})
 
