@@ -205,7 +205,9 @@ def test_stdout_carries_only_protocol_messages(served):
     assert [m["id"] for m in messages] == [1, 2]
     assert not messages[1]["result"].get("isError")
     assert server.stdout.read() == ""  # nothing else came out
-    assert "nexus mcp: opened" in server.stderr.read()
+    said = server.stderr.read()
+    assert "nexus mcp: opened" in said and "built (saving in the background)" in said
+    assert "nexus mcp: saved the index in" in said  # said once written, not before
 
 
 def test_mcp_answers_as_the_workspace_does_with_the_same_settings(served):

@@ -120,14 +120,15 @@ class Repositories:
         from nexus.workspace import Workspace
 
         try:
-            workspace = Workspace.open(place, self.settings, self.embedder())
+            workspace = Workspace.open(place, self.settings, self.embedder(), say=_log)
         except IngestError as exc:
             raise ToolInputError(str(exc)) from None
         if self._refines():
             try:
                 (opened, *_) = workspace.index(refresh_saved=True, builder=_saved_only)
             except _NotSaved:
-                fast = Workspace(workspace.repo, self._fast_settings(), self.fast_embedder(), place)
+                fast_settings, fast_embedder = self._fast_settings(), self.fast_embedder()
+                fast = Workspace(workspace.repo, fast_settings, fast_embedder, place, _log)
                 (opened, *_) = fast.index(refresh_saved=True)
                 _log(f"opened {place}: {opened.describe(fast.config.strategy)}")
                 _log(f"building the quality tier of {place}; the fast tier answers meanwhile")

@@ -47,6 +47,7 @@ from nexus.retrieval import lexical
 from nexus.retrieval.embedding import Embedder, Progress
 from nexus.retrieval.lexical import LexicalIndex
 from nexus.retrieval.shortlist import HALF_MIN_CHUNKS, HalfVectors, best_cosines
+from nexus.runtime.lifeline import alive
 from nexus.types import Chunk
 
 FORMAT_VERSION = 3
@@ -105,13 +106,27 @@ class SavedChunks(Sequence[Chunk]):
 
 
 def _replace(path: Path, write: Any) -> None:
-    """Write ``path`` through a temporary file renamed over it (readers keep the old one)."""
+    """Write ``path`` through a temporary file renamed over it (readers keep the old one).
+    A process killed while writing leaves the temporary: ``remove_dead_temporaries``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_dead_temporaries(folder: Path) -> list[Path]:
+    """Delete the temporaries of ``_replace`` (``.NAME.PID.tmp``) in ``folder`` whose
+    process no longer runs, and return them: a server killed while saving left a 17 MB
+    ``.chunks.jsonl.PID.tmp`` that nothing ever removed (issue 41)."""
+    removed = []
+    for tmp in folder.glob(".*.tmp"):
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -317,6 +332,7 @@ class VectorIndex:
         """
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
+        remove_dead_temporaries(folder)
         offsets = [0]
 
         def write_chunks(path: Path) -> None:

@@ -33,7 +33,12 @@ from nexus.chunking.profiles import Profile
 from nexus.config import ChunkConfig
 from nexus.ingest.sources import Repository
 from nexus.retrieval.embedding import Embedder, Progress
-from nexus.retrieval.index import FORMAT_VERSION, VectorIndex, build_indexes
+from nexus.retrieval.index import (
+    FORMAT_VERSION,
+    VectorIndex,
+    build_indexes,
+    remove_dead_temporaries,
+)
 from nexus.types import Chunk
 
 #: Part of every saved index's key, bumped when indexes saved before cannot be trusted.
@@ -135,15 +140,20 @@ def _sha256(parts: Sequence[object]) -> str:
 class Opened:
     """An index from ``open_or_build``: ``reused`` when a saved one was opened; ``stale``:
     the files whose content differs from what it was built from (added, edited or gone),
-    for the caller to chunk again."""
+    for the caller to chunk again; ``saved``: False while a new one is being saved in the
+    background (whoever saves it says when it is written)."""
 
     index: VectorIndex
     folder: Path
     reused: bool
     stale: frozenset[str] = field(default_factory=frozenset)
+    saved: bool = True
 
     def describe(self, strategy: str) -> str:
-        verb = "opened saved" if self.reused else "built and saved"
+        if self.reused:
+            verb = "opened saved"
+        else:
+            verb = "built and saved" if self.saved else "built (saving in the background)"
         edited = f", {len(self.stale)} file(s) changed since" if self.stale else ""
         return f"{verb} {strategy} index ({len(self.index)} chunks{edited}) {self.folder}"
 
@@ -174,6 +184,7 @@ class IndexStore:
     def open(self, identity: IndexIdentity, folder: Path | None = None) -> VectorIndex | None:
         """The saved index of ``identity`` (memory-mapped), or None when there is none."""
         folder = folder or self.folder(identity)
+        remove_dead_temporaries(folder)
         manifest = VectorIndex.read_manifest(folder)
         if manifest is None or (manifest.get("identity") or {}).get("key") != identity.key:
             return None

@@ -79,12 +79,13 @@ def _wait_for(owner: int, pidfd: int | None) -> None:
     if pidfd is not None:
         select.select([pidfd], [], [])  # readable once the owner has exited
     else:
-        while _alive(owner):
+        while alive(owner):
             threading.Event().wait(_POLL_SECONDS)
     os._exit(1)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (on this machine)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

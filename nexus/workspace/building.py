@@ -139,7 +139,7 @@ class Building(Refreshing, Saving):
                 began = time.perf_counter()
                 live.update(self._chunks_of(set(one.stale), strategy), self.embedder)
                 merged = partial(_save_merged, store, identity, live.frozen(), digests)
-                self._save_later(merged, daemon=True)
+                self._save_later(merged, daemon=True, after_pause=True)
                 self._changed |= one.stale
                 spent = time.perf_counter() - began
                 self._fresh = Freshness(time.time(), len(self._changed), spent)
@@ -168,10 +168,10 @@ class Building(Refreshing, Saving):
         )
         self._live[strategy] = LiveIndex(index)
         self._folders[strategy] = store.folder(identity)
-        # Saved after the first answer rather than before it; a process that ends first
+        # Saved beside the first answer, at once (``saving``); a process that ends first
         # waits for it (not a daemon): the next open then builds nothing.
         self._save_later(lambda: store.save(index, identity, digests=digests), daemon=False)
-        return Opened(index, self._folders[strategy], reused=False)
+        return Opened(index, self._folders[strategy], reused=False, saved=False)
 
     def _chunk(
         self, files: Chunker, config: ChunkConfig, report: Report | None, cancel: Cancel | None
@@ -266,8 +266,8 @@ class Building(Refreshing, Saving):
 
 def _save_merged(
     store: IndexStore, identity: IndexIdentity, live: LiveIndex, digests: Mapping[str, str]
-) -> None:
-    store.save(live.merged(), identity, digests=digests)
+) -> Path:
+    return store.save(live.merged(), identity, digests=digests)
 
 
 def _load_quietly(static: StaticEmbedder) -> None:

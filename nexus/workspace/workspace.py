@@ -9,6 +9,7 @@ the state they share.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +35,7 @@ class Workspace(Answering):
         settings: chunking, tier and cache.
         embedder: embeds chunks and queries (``open_embedder(settings)`` by default).
         root: the folder it was read from (None: a zip or bytes; never refreshed).
+        say: told what was done in the background (an index saved), a line at a time.
     """
 
     def __init__(
@@ -42,8 +44,10 @@ class Workspace(Answering):
         settings: Settings | None = None,
         embedder: Embedder | None = None,
         root: Path | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self.say = say or (lambda line: None)
         self.embedder = embedder if embedder is not None else open_embedder(self.settings)
         self.root = root
         self._live: dict[str, LiveIndex] = {}
@@ -68,6 +72,7 @@ class Workspace(Answering):
         target: str | Path | bytes,
         settings: Settings | None = None,
         embedder: Embedder | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> Workspace:
         """Read a folder, a .zip or zip bytes (``IngestError`` for a path outside
         ``settings.files.allowed_roots``, a missing one, a bad zip)."""
@@ -77,7 +82,7 @@ class Workspace(Answering):
             settings = replace(settings, files=files)
         scan = scan_repository(target, settings=settings.files)
         root = None if isinstance(target, bytes) else real_path(Path(target).expanduser())
-        return cls(scan, settings, embedder, root if root and root.is_dir() else None)
+        return cls(scan, settings, embedder, root if root and root.is_dir() else None, say)
 
     @property
     def repo(self) -> Repository:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -206,3 +207,31 @@ def test_cli_index_out_folder(cli_repo, tmp_path, capsys) -> None:
         capsys, "index", str(cli_repo), "--cache", str(tmp_path / "c"), "--out", str(folder)
     )
     assert "up to date" in out
+
+
+def test_temporaries_of_a_killed_save_are_removed_when_the_folder_is_opened(tmp_path) -> None:
+    """A save killed halfway leaves ``.NAME.PID.tmp`` files: opening or saving the index
+    folder removes those of processes that no longer run, not those of a running one."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead_pid = int(gone.stdout)
+    store, embedder = IndexStore(tmp_path), HashingEmbedder(dim=32)
+    identity = identity_for("r", "digest", ChunkConfig(), embedder.name)
+    folder = store.folder(identity)
+    folder.mkdir(parents=True)
+    dead = folder / f".chunks.jsonl.{dead_pid}.tmp"
+    live = folder / f".vectors.npy.{os.getppid()}.tmp"  # a process that runs
+    for tmp in (dead, live):
+        tmp.write_text("half written")
+    assert store.open(identity) is None
+    assert not dead.exists() and live.exists()
+    dead.write_text("half written")
+    random_index().save(folder)
+    assert not dead.exists() and live.exists()

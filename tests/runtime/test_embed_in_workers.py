@@ -117,28 +117,12 @@ def test_a_first_build_chunks_the_files_as_the_walk_finds_them(
     assert reopened.reused and reopened.folder == built.folder and walk_done == []
 
 
-def test_the_first_save_waits_while_answers_are_made(static_model_dir, tmp_path, monkeypatch):
-    """The index of a first build is saved on a thread, not while an answer is being made,
-    and once answers pause."""
-    from nexus.retrieval.index import MANIFEST
-    from nexus.workspace import saving as module
-
-    monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 0.05)
-    repo, cache = _copy_with_model(static_model_dir, tmp_path)
-    workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache, workers=1))
-    (built,) = workspace.index()
-    with workspace._answer():  # an answer that takes a while
-        time.sleep(0.5)
-        assert not (built.folder / MANIFEST).exists()
-    workspace.wait_for_saves()
-    assert (built.folder / MANIFEST).exists()
-
-
 def test_a_closing_workspace_saves_without_waiting_for_a_pause(
     static_model_dir, tmp_path, monkeypatch
 ):
     """``finish_saves`` (a server whose client has gone) starts the saves that wait for
-    answers to pause at once, and returns once the index is written."""
+    answers to pause (an index with edits merged in) at once, and returns once the index
+    is written."""
     import threading
 
     from nexus.retrieval.index import MANIFEST
@@ -146,11 +130,39 @@ def test_a_closing_workspace_saves_without_waiting_for_a_pause(
 
     monkeypatch.setattr(module, "SAVE_WHEN_IDLE_S", 3600.0)  # a pause that never comes
     repo, cache = _copy_with_model(static_model_dir, tmp_path)
-    workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache, workers=1))
-    (built,) = workspace.index()
-    assert not (built.folder / MANIFEST).exists()
+    settings = Settings(tier="fast", cache_dir=cache, workers=1)
+    first = Workspace.open(repo, settings)
+    first.index()
+    first.wait_for_saves()  # a first build is saved at once
+    refund = repo / "src" / "services" / "refund.ts"
+    refund.write_text(refund.read_text() + "\nexport function settleLedgerDrift() {}\n")
+    workspace = Workspace.open(repo, settings)
+    (reopened,) = workspace.index(refresh_saved=True)  # the edit merged in, saved after a pause
+
+    def saved() -> set[Path]:
+        return {manifest.parent for manifest in (cache / "indexes").glob(f"*/{MANIFEST}")}
+
+    assert reopened.stale and saved() == {reopened.folder}
     closing = threading.Thread(target=workspace.finish_saves, daemon=True)
     closing.start()
     closing.join(timeout=120)  # liveness only: a save of a sample repository takes well under
     assert not closing.is_alive()
-    assert (built.folder / MANIFEST).exists()
+    assert len(saved() - {reopened.folder}) == 1  # the index with the edit
+
+
+def test_a_first_build_is_saved_while_questions_keep_coming(static_model_dir, tmp_path):
+    """The first build's save does not wait for a pause in questions (issue 41: a server
+    killed right after its first answer built everything again), and is said once it is
+    written, not before."""
+    repo, cache = _copy_with_model(static_model_dir, tmp_path)
+    said: list[str] = []
+    workspace = Workspace.open(repo, Settings(tier="fast", cache_dir=cache), say=said.append)
+    (built,) = workspace.index()
+    assert "saving in the background" in built.describe("ast")
+    manifest = built.folder / "manifest.json"
+    deadline = time.monotonic() + 30
+    while not manifest.is_file() and time.monotonic() < deadline:
+        workspace.search("refund a payment", 3)  # never a pause of a second
+    assert manifest.is_file()
+    workspace.wait_for_saves()
+    assert said == [f"saved the index in {built.folder} ({said[0].rsplit('(', 1)[1]}"]
