@@ -11,7 +11,7 @@ import streamlit as st
 
 from nexus.ingest.scan import summarize, unsupported_line
 from nexus.ingest.selection import SWITCHES
-from nexus.ingest.sources import IngestError, default_allowed_roots
+from nexus.ingest.sources import IngestError, OutsideRoots, default_allowed_roots
 from nexus.types import CHUNKABLE_LANGUAGES
 from nexus.ui import analyses, cache, indexing, repos, safe, settings, state, views, widgets
 
@@ -58,7 +58,8 @@ if choice is not None and choice != st.session_state.get("repo_choice"):
         with st.spinner("Reading the repository…"):
             repos.load_repo(choice, data, name)
     except (IngestError, OSError) as exc:
-        st.error(f"Could not open the repository: {safe.md(exc)}")
+        upload = ", or upload it as a zip" if isinstance(exc, OutsideRoots) else ""
+        st.error(f"Could not open the repository: {safe.md(exc)}{upload}")
         st.stop()
 elif choice is not None:  # chosen again after a failed open: the pages show it
     st.session_state.pop(repos.FAILED_OPEN, None)

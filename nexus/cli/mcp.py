@@ -1,7 +1,8 @@
 """``nexus mcp [PATH ...]``: the workspace served to coding agents over MCP (stdio).
 
-Four tools, thin layers over ``nexus.workspace.Workspace``: ``search``, ``chunks``,
-``find_related`` and ``index_status``. Each repository is opened on first use (or
+Four tools (``nexus.cli.mcp_server``), thin layers over ``nexus.workspace.Workspace``:
+``search``, ``chunks``, ``find_related`` and ``index_status``. Each repository is opened on
+first use (or
 warmed at start) and stays open; before each answer the files changed since the last
 call are chunked and embedded again (``Workspace.refresh``), and the answer says how
 fresh it is; a restart after edits opens the index saved before them and does the same
@@ -28,8 +29,6 @@ from nexus.ingest.sources import IngestError, real_path
 if TYPE_CHECKING:  # imported when serving: usearch must not load before Ray (require_ray)
     from nexus.workspace import Settings, Workspace
 
-#: Most hits one search returns (an agent asking for more should set a budget instead).
-MAX_TOP_K = 50
 INSTRUCTIONS = (
     "Code search over the repositories this server was started with. `search` finds "
     "code by meaning and by name; give `budget_tokens` to get only as much text as you "
@@ -219,150 +218,6 @@ def _log(line: str) -> None:
     print(f"nexus mcp: {line}", file=sys.stderr, flush=True)
 
 
-def _file_in(workspace: Workspace, file: str) -> str:
-    """``file`` as a path relative to the repository (ToolInputError outside it)."""
-    path = Path(file)
-    if path.is_absolute():
-        root = workspace.root
-        inside = root is not None and Path(os.path.abspath(path)).is_relative_to(root)
-        if not inside:
-            raise ToolInputError(f"{file} lies outside the repository {workspace.repo.name}")
-        path = Path(os.path.abspath(path)).relative_to(root)
-    parts = Path(os.path.normpath(path)).parts
-    if not parts or parts[0] == ".." or str(path).startswith("/"):
-        raise ToolInputError(f"{file} lies outside the repository {workspace.repo.name}")
-    rel = "/".join(parts)
-    if rel not in {info.path for info in workspace.repo.chunkable_files()}:
-        raise ToolInputError(f"{rel} is not a chunked file of {workspace.repo.name}")
-    return rel
-
-
-def _chunk_record(chunk) -> dict[str, Any]:  # noqa: ANN001 - a Chunk
-    return {
-        "file": chunk.file,
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "symbol": chunk.symbol,
-        "kind": chunk.symbol_kind,
-        "tokens": chunk.token_count,
-    }
-
-
-def search_record(workspace: Workspace, answer) -> dict[str, Any]:  # noqa: ANN001
-    """A ``SearchAnswer`` as the ``search`` tool returns it: the hits read within the
-    budget (every hit whole without one), each with the one-line why."""
-    reads = {read.rank: read for read in answer.reads}
-    hits = []
-    for hit in answer.hits:
-        read = reads.get(hit.rank)
-        if read is None:  # past the budget
-            break
-        hits.append(
-            _chunk_record(hit.chunk)
-            | {
-                "rank": hit.rank,
-                "end_line": read.end_line,
-                "score": round(hit.score, 4),
-                "why": answer.why(hit),
-                "tokens": read.tokens,
-                "cut": read.cut,
-                "text": read.text,
-            }
-        )
-    return {
-        "repo": workspace.repo.name,
-        "query": answer.query,
-        "strategy": answer.strategy,
-        "tier": answer.tier,
-        "model": answer.model,
-        "rescored_by": answer.rescored_by or None,
-        "rescore": answer.rescore or None,
-        "fresh": answer.fresh.describe(),
-        "budget_tokens": answer.budget,
-        "tokens_used": answer.tokens_used,
-        "hits": hits,
-    }
-
-
-def build_server(repos: Repositories):  # noqa: ANN201 - an mcp MCPServer
-    """The MCP server of ``repos`` (its four tools)."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    server = MCPServer("nexus", instructions=INSTRUCTIONS)
-
-    def answer(repo: str | None, call: Callable[[Workspace], Any]) -> Any:
-        try:
-            return repos.using(repo, call)
-        except (ToolInputError, ValueError, KeyError) as exc:
-            raise ToolError(str(exc).strip("'\"")) from None
-
-    @server.tool()
-    def search(
-        query: str,
-        repo: str | None = None,
-        top_k: int = 5,
-        budget_tokens: int | None = None,
-        strategy: str | None = None,
-    ) -> dict[str, Any]:
-        """Search code by meaning and by name. Returns the top_k ranked hits (file, lines,
-        symbol, kind, score, why, text); with budget_tokens, instead the hits that many
-        tokens read in rank order (up to 50, the last cut at a line, "cut": true). Also
-        the tokens used, which tier answered and how fresh it is."""
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise ToolError(f"top_k must lie in 1..{MAX_TOP_K}, got {top_k}")
-
-        def run(workspace: Workspace) -> dict[str, Any]:
-            found = workspace.search(query, top_k, strategy=strategy, budget_tokens=budget_tokens)
-            return search_record(workspace, found)
-
-        return answer(repo, run)
-
-    @server.tool()
-    def chunks(file: str, repo: str | None = None) -> dict[str, Any]:
-        """The chunks of one file (path relative to the repository), in line order,
-        with their symbols, kinds and token counts."""
-
-        def run(workspace: Workspace) -> dict[str, Any]:
-            rel = _file_in(workspace, file)
-            found = workspace.chunks(rel)
-            return {"repo": workspace.repo.name, "file": rel, "chunks": _records(found)}
-
-        return answer(repo, run)
-
-    @server.tool()
-    def find_related(file: str, line: int, repo: str | None = None, top_k: int = 5) -> dict:
-        """The chunks most like the one at file:line (by embedding), best first."""
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise ToolError(f"top_k must lie in 1..{MAX_TOP_K}, got {top_k}")
-
-        def run(workspace: Workspace) -> dict[str, Any]:
-            at, hits = workspace.related(_file_in(workspace, file), line, top_k)
-            related = [
-                _chunk_record(h.chunk) | {"rank": h.rank, "score": round(h.score, 4)} for h in hits
-            ]
-            return {"repo": workspace.repo.name, "at": _chunk_record(at), "related": related}
-
-        return answer(repo, run)
-
-    @server.tool()
-    def index_status(repo: str | None = None) -> dict[str, Any]:
-        """What is indexed: files, chunks, share embedded, tier, model, how fresh."""
-
-        def run(workspace: Workspace) -> dict[str, Any]:
-            refining = "quality" if repos.refining(workspace) else None
-            cache = str(repos.settings.cache_folder)
-            return workspace.status().to_dict() | {"refining": refining, "cache": cache}
-
-        return answer(repo, run)
-
-    return server
-
-
-def _records(chunks) -> list[dict[str, Any]]:  # noqa: ANN001 - Chunks
-    return [_chunk_record(chunk) for chunk in chunks]
-
-
 def _distilled(cache: Path) -> bool:
     """Whether the fast tier's model lies in the cache folder ``cache``."""
     from nexus.retrieval.tiers import STATIC_MODEL_NAME, models_dir
@@ -400,6 +255,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     _start_resource_tracker()
     if args.warm:
         threading.Thread(target=repos.warm, name="nexus-mcp-warm", daemon=True).start()
+    from nexus.cli.mcp_server import build_server
+
     build_server(repos).run("stdio")
     # The client has gone: write what is still to be saved before exiting. Its SIGTERM
     # (2 s after it closed our input) waits for that; its SIGKILL 2 s later would not.

@@ -53,6 +53,11 @@ class IngestError(ValueError):
     """A repository could not be read; the message says what was wrong and how to fix it."""
 
 
+class OutsideRoots(IngestError):
+    """A path outside the allowed roots (each face adds its own way around: the
+    dashboard's is an upload)."""
+
+
 @dataclass(frozen=True)
 class IngestSettings:
     """Limits and ignore rules for reading a repository. Checks itself on construction."""

@@ -27,6 +27,7 @@ from nexus.ingest.repository import (
     FileRef,
     IngestError,
     IngestSettings,
+    OutsideRoots,
     Repository,
     decode_source,
     finish,
@@ -40,6 +41,7 @@ __all__ = [
     "DEFAULT_IGNORES",
     "FileRef",
     "IngestError",
+    "OutsideRoots",
     "IngestSettings",
     "Repository",
     "RepositoryScan",
@@ -181,7 +183,7 @@ def _check_allowed(path: Path, roots: tuple[Path, ...] | None) -> None:
     )
     if not inside:
         shown = ", ".join(str(real_path(root)) for root in roots)
-        raise IngestError(
+        raise OutsideRoots(
             f"{path} lies outside the allowed roots ({shown}); "
-            "move or copy the repository under one of them, or upload it as a zip"
+            "move or copy the repository under one of them"
         )

@@ -57,6 +57,7 @@ def test_path_outside_allowed_roots_is_refused(page, tmp_path: Path) -> None:
     at.text_input(key="local_path").input(str(tmp_path)).run()
     assert not at.exception
     assert "outside the allowed roots" in at.error[0].value
+    assert "or upload it as a zip" in at.error[0].value  # the dashboard's way around
 
 
 def test_local_path_inside_roots(page) -> None:
