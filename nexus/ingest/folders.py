@@ -74,7 +74,7 @@ def walk_directory(root: Path, settings: IngestSettings, found: Found) -> Iterat
             open_folders.append(_list_folder(root, rel, settings, rules, found))
             continue
         if entry.is_symlink():
-            _add_symlink(root, rel, Path(entry.path), settings, found, folder)
+            _add_symlink(root, rel, Path(entry.path), settings, found, folder, rules)
         elif entry.is_file(follow_symlinks=False):
             _add_disk_file(rel, Path(entry.path), settings, found, folder)
         else:
@@ -133,6 +133,7 @@ def _add_symlink(
     settings: IngestSettings,
     found: Found,
     folder: _Folder,
+    rules: IgnoreRules,
 ) -> None:
     files = found.files
     target = real_path(link)
@@ -144,10 +145,21 @@ def _add_symlink(
         files.append(skipped(rel, "broken symlink"))
     elif target.is_dir():
         files.append(skipped(rel, "symlinked directory not followed (avoids cycles)"))
-    elif target.is_file():
+    elif target.is_file() and _walked(rules, target.relative_to(root).as_posix()):
+        # Its target is read at its own path: read twice, it came back twice in search.
+        files.append(skipped(rel, f"symlink to {target.relative_to(root).as_posix()}, read there"))
+    elif target.is_file():  # a file the walk does not reach (an ignored folder's)
         _add_disk_file(rel, target, settings, found, folder)
     else:
         files.append(skipped(rel, "symlink to something that is not a regular file"))
+
+
+def _walked(rules: IgnoreRules, rel: str) -> bool:
+    """Whether the walk reaches the file ``rel``: neither it nor a folder above it is
+    ignored (by the rules known so far; nothing is counted)."""
+    parts = rel.split("/")
+    folders = ("/".join(parts[:depth]) for depth in range(1, len(parts)))
+    return not any(rules.rule(f, is_dir=True) for f in folders) and not rules.rule(rel, False)
 
 
 def read_file(

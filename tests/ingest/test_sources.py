@@ -355,9 +355,16 @@ def test_symlinks_never_escape_and_directories_are_not_followed(tmp_path: Path) 
     for path in ("leak.js", "leakdir", "src/relative.js", "src/loop", "broken.js"):
         assert files[path].category is Category.UNSUPPORTED
         assert path not in repo.contents
-    assert files["alias.js"].category is Category.SOURCE
-    assert repo.read("alias.js").text == JS.decode()
+    assert files["alias.js"].reason == "symlink to src/a.js, read there"  # not read twice
+    assert [s.info.path for s in repo.source_files()] == ["src/a.js"]
     assert not any("secret" in s.text for s in repo.source_files())
+
+
+def test_a_symlink_to_a_file_the_walk_does_not_reach_is_read(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"vendor/lib.js": JS, ".gitignore": b"vendor/\n"})
+    os.symlink(root / "vendor" / "lib.js", root / "lib.js")
+    files = by_path(open_repository(root))
+    assert files["lib.js"].category is Category.SOURCE and "vendor/lib.js" not in files
 
 
 def test_symlink_loops_are_skipped_files_with_a_reason(tmp_path: Path) -> None:
