@@ -237,10 +237,13 @@ def _work_on(refs: list[FileRef], job: _Job) -> list[FileResult]:
     return finish([chunk_ref(r, config, repo=repo, custom_profiles=custom_profiles) for r in refs])
 
 
-def _start_worker(job: _Job, owner: int) -> None:
+def _start_worker(job: _Job, owner: int | None = None) -> None:
+    """A worker's start: its job, and (given the pool's ``owner`` pid) an end with it, so
+    a killed server leaves no worker behind (``nexus.runtime.lifeline``)."""
     global _job
     _job = job
-    die_with(owner)  # a killed server leaves no worker behind (nexus.runtime.lifeline)
+    if owner is not None:
+        die_with(owner)
 
 
 def _work(refs: list[FileRef]) -> list[FileResult]:
