@@ -41,6 +41,14 @@ if TYPE_CHECKING:
     from nexus.workspace import Workspace
 
 
+#: Bisection stops within this share of the budget from the most code that fits (an
+#: 8,000-token budget: 6 tries instead of 13).
+BISECT_SHARE = 64
+#: Tokens a response's fields may vary by between two calls (the time and duration of
+#: the last check of the files): the least budget said to fit a hit allows for them.
+VARYING_TOKENS = 8
+
+
 def _file_in(workspace: Workspace, file: str) -> str:
     """``file`` as a path relative to the repository (ToolInputError outside it)."""
     if not file.strip():
@@ -112,35 +120,48 @@ def fitted(workspace: Workspace, answer, budget: int | None) -> tuple[dict[str, 
     """``answer``'s record and its JSON text, the text at most ``budget`` tokens (with the
     tokenizer of the index's chunks; the budget used to bound the code only, and
     responses were 1.5-2.3 times over it). The most code whose whole response fits is
-    found by bisection (a response grows with the code read: a dozen tries at most).
-    ToolInputError when not even the best hit's first line fits."""
+    found by bisection (a response grows with the code read), to within
+    ``1 / BISECT_SHARE`` of the budget. ToolInputError when not even the best hit's first
+    line fits."""
     if budget is None:
-        return _attempt(workspace, answer, None)
+        return _measured(_attempt(workspace, answer, None, 0)[0], workspace.config.encoding)
     chunks = [hit.chunk for hit in answer.hits]
     best = None
     low, high = 0, budget  # code budgets: the response fits at low (when best is set)
     while low <= high:
         middle = (low + high) // 2
-        record, text = _attempt(workspace, answer, middle)
-        if record["response_tokens"] <= budget:
-            best, low = (record, text), middle + 1
+        record, tokens = _attempt(workspace, answer, middle, budget)
+        if tokens <= budget:
+            best, low = record, middle + 1
+            if high - low < budget // BISECT_SHARE:
+                break
         else:
             high = middle - 1
-    if best is None or (chunks and not best[0]["hits"]):  # an empty answer would mislead
+    if best is None or (chunks and not best["hits"]):  # an empty answer would mislead
         raise ToolInputError(_nothing_fits(workspace, answer, budget))
-    return best
+    return _measured(best, workspace.config.encoding)
 
 
-def _attempt(workspace: Workspace, answer, code: int | None) -> tuple[dict[str, Any], str]:  # noqa: ANN001
-    """``answer``'s record with its hits read within ``code`` tokens of code, and its text."""
+def _attempt(
+    workspace: Workspace,
+    answer,  # noqa: ANN001 - a SearchAnswer
+    code: int | None,
+    most: int,
+) -> tuple[dict[str, Any], int]:
+    """``answer``'s record with its hits read within ``code`` tokens of code, and the
+    tokens of its text with ``most`` as its response_tokens (one count: the final number
+    has no more digits)."""
     reads = read_within([hit.chunk for hit in answer.hits], code, workspace.config.encoding)
     hits = answer.hits[: len(reads)]
     record = search_record(workspace, replace(answer, hits=hits, reads=tuple(reads)))
-    return record, _measured(record, workspace.config.encoding)
+    record["response_tokens"] = most
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return record, count_tokens(text, workspace.config.encoding)
 
 
-def _measured(record: dict[str, Any], encoding: str) -> str:
-    """``record`` as compact JSON, its ``response_tokens`` set to the tokens of that text."""
+def _measured(record: dict[str, Any], encoding: str) -> tuple[dict[str, Any], str]:
+    """``record`` and its compact JSON text, its ``response_tokens`` set to the tokens of
+    that text."""
     text = ""
     for _ in range(4):  # the count's own digits may move it by a token: settles at once
         text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
@@ -148,27 +169,22 @@ def _measured(record: dict[str, Any], encoding: str) -> str:
         if record.get("response_tokens") == tokens:
             break
         record["response_tokens"] = tokens
-    return text
+    return record, text
 
 
 def _nothing_fits(workspace: Workspace, answer, budget: int) -> str:  # noqa: ANN001
     """What to say when no hit fits ``budget``: what the response costs without one, and
     with the first line of the best one."""
-    alone = _attempt(workspace, answer, 0)[0]["response_tokens"]
+    alone = _attempt(workspace, answer, 0, budget)[1]
     if not answer.hits:
         return f"budget_tokens={budget} is too small: an answer with no hit takes {alone} tokens"
     first_line = line_tokens(answer.hits[0].chunk.text, workspace.config.encoding)[0]
-    least = _attempt(workspace, answer, first_line)[0]["response_tokens"]
+    least = _attempt(workspace, answer, first_line, budget)[1]
     return (
         f"nothing fits in budget_tokens={budget}: the response takes {alone} tokens before "
         f"any hit, and {least} with the first line of the best one; give at least "
         f"{least + VARYING_TOKENS}"
     )
-
-
-#: Tokens a response's fields may vary by between two calls (the time and duration of
-#: the last check of the files): the least budget said to fit a hit allows for them.
-VARYING_TOKENS = 8
 
 
 class PlainServer(MCPServer):
