@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from nexus.cli import build_parser, main
-from nexus.retrieval import tiers
+from nexus.retrieval import onnx_minilm, tiers
 from nexus.retrieval.embedding_cache import default_cache_dir
 
 
@@ -17,12 +17,19 @@ def test_setup_distils_the_fast_tier_once(tmp_path, monkeypatch, capsys, static_
         distilled.append(target)
         shutil.copytree(static_model_dir, target, dirs_exist_ok=True)
 
+    def export(graph, **_):
+        exported.append(graph)
+        (graph / "model.onnx").write_bytes(b"")
+
+    exported = []
     monkeypatch.setattr(tiers, "distil_from_minilm", distil)
+    monkeypatch.setattr(onnx_minilm, "export_minilm", export)
     cache = tmp_path / "cache"
     assert main(["setup", "--cache", str(cache)]) == 0
     assert main(["setup", "--cache", str(cache)]) == 0
     said = capsys.readouterr().out
-    assert len(distilled) == 1
+    assert len(distilled) == 1 and len(exported) == 1
+    assert f"query model for re-scoring is ready: {cache / 'models'}" in said
     assert (cache / "models" / tiers.STATIC_MODEL_NAME / "config.json").is_file()
     assert f"the fast tier's model is ready: {cache / 'models'}" in said
     assert f"cache folder: {cache}" in said
