@@ -23,7 +23,9 @@ class ChunkConfig:
     strategy: str = "ast"
     # Defaults: chosen per token (bench/results/per_token.md): 320/48 against 512/64, the
     # questions' tuning half R@1k +0.029, the doc-comment tuning sets' MRR@10 within 0.01 at
-    # fewer lines@5; smaller budgets win more questions but lose the doc-comment sets.
+    # fewer lines@5. 256/32 (issue 39, with answers held to 200 lines: R@1k 0.714 -> 0.743,
+    # NDCG@10 0.673 -> 0.682 on the tuning half, bench/results/answers.md) lets 50-line
+    # windows beat AST on the sample doc queries (overlap50; tests/test_end_to_end.py).
     max_tokens: int = 320
     min_tokens: int = 48
     profile: str = "auto"
@@ -110,10 +112,10 @@ PRESETS: dict[str, Preset] = {
             "small-context",
             192,
             32,
-            "for readers with 1-2k tokens to spend: on the held-out questions (fast tier) "
-            "ahead of the defaults at 1k / 2k / 4k tokens (R@1k 0.597 vs 0.585) with 341 "
-            "lines in the top 10 instead of 442, NDCG@10 0.005 behind; costs up to 0.03 "
-            "doc-query MRR@10 (bench/results/per_token.md, per_token_docs.md)",
+            "for readers with 1-2k tokens to spend: on the questions' tuning half (fast "
+            "tier) about as much within 1k tokens as the defaults (mean of the three "
+            "styles) in fewer lines; costs up to 0.03 doc-query MRR@10 "
+            "(bench/results/answers.md, per_token_docs.md)",
         ),
         Preset(
             "large",

@@ -7,7 +7,7 @@ MRR@10 within 0.01 of the rules before 2 Dec, at equal or fewer lines@5 (overlap
 with the budget metrics beside them (rule ``half_the_lines``).
 
     nice .venv/bin/python bench/retrieval/per_token_docs.py [--tier quality|fast] [--set dev ...]
-        [--sizes 512/64,320/48] [--write]
+        [--sizes 512/64,320/48 | --answers] [--write]
 
 ``--sizes``: AST budgets (``MAX/MIN``, comma-separated) with today's ranking rules instead
 of ``SETTINGS``; the first is the bar's reference (the chunk-size grid of 2 Dec).
@@ -75,6 +75,26 @@ SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "50-line windows, rules before 2 Dec": ("lines", (512, 64), BEFORE),
     "50-line windows, defaults now": ("lines", (512, 64), DEFAULT_RULES),
 }
+#: Issue 39 (answers shaped by the budget): today's defaults beside the rules and chunk
+#: budgets before it (windows without an answer budget, lines shown twice, 320/48); ``--answers``.
+BEFORE_ANSWERS = replace(
+    DEFAULT_RULES,
+    window_lines=80,
+    piece_lines=0,
+    answer_lines=0,
+    distinct_lines=False,
+    hit_lines=0,
+    topic_path_word=0.05,
+    topic_name_words=0.1,
+)
+ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
+    "AST 320/48, rules before issue 39": ("ast", (320, 48), BEFORE_ANSWERS),
+    "AST 256/32 (the defaults now), defaults now": (
+        "ast",
+        (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
+        DEFAULT_RULES,
+    ),
+}
 COLUMNS = ("MRR@10", "R@1", "R@5", "lines@5", "R@1k", "R@2k", "R@4k", "tokens to first hit")
 
 
@@ -129,26 +149,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tier", default=QUALITY, choices=TIERS)
     parser.add_argument("--set", action="append", choices=list(SETS), help="default: all")
     parser.add_argument("--sizes", help="AST budgets MAX/MIN,... (today's rules) instead")
+    parser.add_argument("--answers", action="store_true", help="issue 39: before and after")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
-    settings = grid(args.sizes) if args.sizes else SETTINGS
+    settings = grid(args.sizes) if args.sizes else ANSWERS if args.answers else SETTINGS
     found = {name: measure(name, args.tier, settings) for name in args.set or list(SETS)}
     text = render_markdown(table(found))
     print(text)
     if args.write:
         load = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
-        (RESULTS / "per_token_docs.json").write_text(
+        name = "answers_docs" if args.answers else "per_token_docs"
+        (RESULTS / f"{name}.json").write_text(
             json.dumps({"date": str(date.today()), "tier": args.tier, "sets": found}, indent=1)
             + "\n"
         )
         # Sections added by hand below the table ("## ...") are kept.
-        page = RESULTS / "per_token_docs.md"
+        page = RESULTS / f"{name}.md"
         old = page.read_text() if page.exists() else ""
         notes = old[old.index("\n## ") :] if "\n## " in old else ""
+        flags = f"--tier {args.tier}{' --answers' if args.answers else ''}"
         page.write_text(
-            "# Doc-comment sets: the rules before 2 Dec beside the per-token pipeline\n\n"
-            f"`bench/retrieval/per_token_docs.py --tier {args.tier} --write`, {date.today()}: "
-            "doc queries "
+            "# Doc-comment sets: the rules before beside the per-token pipeline\n\n"
+            f"`bench/retrieval/per_token_docs.py {flags} --write`, {date.today()}: doc queries "
             "only, overlap50 rule; R@Bk and tokens to first hit under `half_the_lines`, read "
             f"as deep as the budget lasts. Bar: MRR@10 within {TOLERANCE} of the first row's at "
             f"equal or fewer lines@5. Load average {load} on 2 cores.\n\n{text}\n{notes}"

@@ -2,7 +2,7 @@
 
 A record names one or more primary ``targets`` (a file, or a file and a line range) and
 optional ``secondary`` places, and a ``category`` (``semantic``, ``architecture``,
-``symbol``, ``topical``: a short search-box phrase)::
+``topical``: a short search-box phrase, ``symbol``)::
 
     {"id": "q1", "query": "where are cookies parsed", "category": "semantic",
      "targets": [{"file": "src/cookie.ts", "start_line": 10, "end_line": 42}]}
@@ -20,6 +20,11 @@ Scoring follows the public code-search benchmarks' rule, so figures compare:
   tokens to the first hit, lines and tokens of the top 10.
 
 Secondary places are kept for reading results and are not scored.
+
+Reports show three *styles* apart (``STYLES``), because a change that helps one and hurts
+another looks like a gain over all of them: long paraphrases that avoid every identifier
+(``semantic``, ``architecture``), short topical phrases as typed into a search box
+(``topical``: "cookie parsing"), and names (``symbol``). Budget metrics come first.
 """
 
 from __future__ import annotations
@@ -46,8 +51,16 @@ from nexus.retrieval.ranking import RankingRules
 from nexus.retrieval.search import search
 from nexus.types import Chunk
 
-CATEGORIES = ("semantic", "architecture", "symbol", "topical")
+CATEGORIES = ("semantic", "architecture", "topical", "symbol")
+#: The question styles reports show apart, and the categories each one holds.
+STYLES: dict[str, tuple[str, ...]] = {
+    "paraphrase": ("semantic", "architecture"),
+    "topical": ("topical",),
+    "symbol": ("symbol",),
+}
 METRICS = ("NDCG@10", "MRR@10", "R@5")
+#: The columns of a per-style table, budget metrics first (what an answer costs its reader).
+STYLE_COLUMNS = ("R@1k", "R@2k", "lines@10", "NDCG@10", "MRR@10")
 K = 10
 _EXAMPLE = (
     '{"id": "q1", "query": "where are cookies parsed", "category": "semantic", '
@@ -154,6 +167,11 @@ def _place(item: object, where: str) -> Place:
     return Place(file, start, end)
 
 
+def style_of(category: str) -> str:
+    """The style (``STYLES``) a question category belongs to."""
+    return next(style for style, held in STYLES.items() if category in held)
+
+
 # --- scoring -----------------------------------------------------------------------------
 
 
@@ -215,12 +233,14 @@ class QuestionRow:
 def summarize(
     rows: Iterable[QuestionRow], budgets: Sequence[int] = DEFAULT_BUDGETS
 ) -> dict[str, dict[str, float]]:
-    """Mean of each metric per category and over ``all`` (with ``n``), and the budget
-    metrics of ``summarize_budgets`` where the rows have them."""
+    """Mean of each metric over ``all``, per style and per category (with ``n``), and the
+    budget metrics of ``summarize_budgets`` where the rows have them."""
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     spent: dict[str, list[BudgetOutcome]] = defaultdict(list)
     for row in rows:
-        for group in ("all", row.question.category):
+        category = row.question.category
+        groups = ("all", style_of(category)) + ((category,) if category not in STYLES else ())
+        for group in groups:
             sums[group]["n"] += 1
             for name in METRICS:
                 sums[group][name] += row.scores[name]
@@ -238,11 +258,11 @@ def summary_table(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> tuple[list[str], list[list[str]]]:
     """Rows ``run | group | n | R@1k ... | tokens@10 | NDCG@10 | MRR@10 | R@5``: one per
-    run and group, what an answer costs first (an agent pays for every token read)."""
+    run and group (``all``, then each style), budget metrics first."""
     headers = ["run", "group", "n", *budget_headers(budgets), *METRICS]
     rows = []
     for run, summary in summaries.items():
-        for group in ("all", *CATEGORIES):
+        for group in ("all", *STYLES):
             if group in summary:
                 m = summary[group]
                 rows.append(

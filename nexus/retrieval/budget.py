@@ -101,7 +101,9 @@ def read_within(
 
 
 def _read(rank: int, chunk: Chunk, lines: int, tokens: int, cut: bool) -> Read:
-    text = chunk.text
+    # A line of text per line of the range: a hit that ends its file keeps the file's
+    # final line break in its text, which is no line of its own.
+    text = chunk.text.removesuffix("\n")
     if cut:
         text = "\n".join(chunk.text.split("\n")[:lines])
     return Read(

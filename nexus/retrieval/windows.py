@@ -16,7 +16,7 @@ agree, never across text the index does not hold.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from nexus.types import Chunk
 
@@ -63,6 +63,29 @@ def join(first: Chunk, second: Chunk) -> Chunk:
     )
 
 
+def clip(chunk: Chunk, start_line: int, end_line: int) -> Chunk:
+    """``chunk`` cut to its lines ``start_line``..``end_line`` (within its own): the file's
+    slice of those lines, bytes and token count with them (tokens in proportion to bytes)."""
+    start_line, end_line = max(start_line, chunk.start_line), min(end_line, chunk.end_line)
+    if (start_line, end_line) == (chunk.start_line, chunk.end_line):
+        return chunk
+    lines = chunk.text.encode("utf-8").split(b"\n")
+    skip, keep = start_line - chunk.start_line, end_line - start_line + 1
+    before = sum(len(line) + 1 for line in lines[:skip])
+    kept = b"\n".join(lines[skip : skip + keep])
+    whole = max(chunk.end_byte - chunk.start_byte, 1)
+    return replace(
+        chunk,
+        id=f"{chunk.id}:{start_line}-{end_line}",
+        start_line=start_line,
+        end_line=end_line,
+        start_byte=chunk.start_byte + before,
+        end_byte=chunk.start_byte + before + len(kept),
+        token_count=max(1, round(chunk.token_count * len(kept) / whole)),
+        text=kept.decode("utf-8"),
+    )
+
+
 def window_chunk(chunks: Sequence[Chunk], head: int, keys: Sequence[int]) -> Chunk:
     """The chunk a window of neighbouring ``keys`` shows; the ``head`` chunk (the best
     scored) lends it its symbol, kind and context, unless the head is module code and the
@@ -85,54 +108,3 @@ def window_chunk(chunks: Sequence[Chunk], head: int, keys: Sequence[int]) -> Chu
         symbol_kind=best.symbol_kind,
         parent=best.parent,
     )
-
-
-@dataclass
-class _Window:
-    head: int
-    low: int
-    high: int
-    start_line: int
-    end_line: int
-    keys: list[int]
-
-
-def gather(
-    order: Sequence[int],
-    chunks: Sequence[Chunk],
-    k: int,
-    max_lines: int,
-    scores: Sequence[float] | None = None,
-    join_share: float = 0.0,
-) -> list[tuple[int, tuple[int, ...]]]:
-    """The top ``k`` windows of candidates ``order``ed best first: each candidate joins
-    the first window it directly extends (the next or previous key, joinable, the window
-    staying within ``max_lines``), else opens a window while fewer than ``k`` are open.
-    With ``scores`` (per key), a candidate joins only a window whose head it scores at
-    least ``join_share`` of: a window grows only with neighbours nearly as good as its hit.
-
-    Returns (head key, every key of the window in file order) per window, best first.
-    """
-    windows: list[_Window] = []
-    for key in order:
-        chunk = chunks[key]
-        for window in windows:
-            if scores is not None and scores[key] < join_share * scores[window.head]:
-                continue
-            if key == window.high + 1:
-                before, after = window.high, key
-            elif key == window.low - 1:
-                before, after = key, window.low
-            else:
-                continue
-            start = min(window.start_line, chunk.start_line)
-            end = max(window.end_line, chunk.end_line)
-            if end - start + 1 <= max_lines and joinable(chunks[before], chunks[after]):
-                window.low, window.high = min(window.low, key), max(window.high, key)
-                window.start_line, window.end_line = start, end
-                window.keys.append(key)
-                break
-        else:
-            if len(windows) < k:
-                windows.append(_Window(key, key, key, chunk.start_line, chunk.end_line, [key]))
-    return [(w.head, tuple(sorted(w.keys))) for w in windows]

@@ -172,3 +172,22 @@ def test_evaluate_questions_reads_the_budgets_past_the_top_10() -> None:
     (row,) = evaluate_questions([question], index, embedder)
     assert len(row.top) == 10 and row.scores["NDCG@10"] == 0.0
     assert row.budget is not None and row.budget.recall[1000] == 1.0
+
+
+def test_summaries_show_each_style_apart_budget_metrics_first() -> None:
+    from nexus.evaluation.questions import summary_table
+
+    asked = [("a", "semantic"), ("b", "architecture"), ("c", "topical"), ("d", "symbol")]
+    rows = [
+        QuestionRow(
+            Question(qid, "x", cat, (Place("a.ts"),)), {"NDCG@10": s, "MRR@10": s, "R@5": s}, ()
+        )
+        for (qid, cat), s in zip(asked, (1.0, 0.0, 0.5, 0.25), strict=True)
+    ]
+    summary = summarize(rows)
+    assert summary["paraphrase"]["n"] == 2 and summary["paraphrase"]["NDCG@10"] == 0.5
+    assert summary["topical"]["NDCG@10"] == 0.5
+    assert summary["symbol"]["NDCG@10"] == 0.25
+    headers, body = summary_table({"run": summary})
+    assert [row[1] for row in body] == ["all", "paraphrase", "topical", "symbol"]
+    assert headers.index("R@1k") < headers.index("NDCG@10")

@@ -117,8 +117,8 @@ def test_a_test_file_loses_to_its_source() -> None:
 @pytest.mark.parametrize("symbol", ["tests.client_happy_eyeballs", "conn.test.handshake"])
 def test_a_unit_in_a_test_module_of_a_source_file_loses_to_the_code(symbol: str) -> None:
     chunks = [
-        helpers.make_chunk("test", "src/client/http.rs", symbol=symbol),
-        helpers.make_chunk("source", "src/client/http.rs", symbol="HttpConnector.fallback"),
+        helpers.make_chunk("test", "src/client/http.rs", 40, 60, symbol=symbol),
+        helpers.make_chunk("source", "src/client/http.rs", 1, 30, symbol="HttpConnector.fallback"),
         helpers.make_chunk("other", "src/other.rs", symbol="other"),
     ]
     query = "race IPv6 and IPv4 connection attempts"
@@ -140,8 +140,8 @@ def test_a_method_named_test_is_not_test_code() -> None:
 
 def test_a_type_asked_for_by_name_beats_its_impl_blocks() -> None:
     chunks = [
-        helpers.make_chunk("impl", "src/body.rs", symbol="Body", symbol_kind="impl"),
-        helpers.make_chunk("struct", "src/body.rs", symbol="Body", symbol_kind="struct"),
+        helpers.make_chunk("impl", "src/body.rs", 20, 40, symbol="Body", symbol_kind="impl"),
+        helpers.make_chunk("struct", "src/body.rs", 1, 10, symbol="Body", symbol_kind="struct"),
         helpers.make_chunk("other", "src/other.rs", symbol="other"),
     ]
     ids, ranked = _rank(chunks, [0.80, 0.78, 0.4], [2.2, 2.0, 0.0], "Body")

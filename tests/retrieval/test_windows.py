@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
-from nexus.retrieval.windows import gather, join, joinable, window_chunk
+from nexus.retrieval.windows import clip, join, joinable, window_chunk
 from tests import helpers
 
 SOURCE = (
@@ -64,21 +64,6 @@ def test_only_exact_neighbours_join(first, second) -> None:
     assert not joinable(first, second)
 
 
-def test_gather_folds_neighbours_into_the_best_window_up_to_the_line_cap() -> None:
-    chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
-    assert gather([1, 3, 0, 2], chunks, k=2, max_lines=80) == [(1, (0, 1, 2)), (3, (3,))]
-    assert gather([1, 3, 0, 2], chunks, k=2, max_lines=5) == [(1, (0, 1)), (3, (3,))]
-    assert gather([1, 3, 0, 2], chunks, k=2, max_lines=2) == [(1, (1,)), (3, (3,))]
-
-
-def test_a_window_grows_only_with_neighbours_nearly_as_good_as_its_hit() -> None:
-    chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
-    scores = [0.5, 1.0, 0.9, 0.8]  # parse is far below split, its hit; render is close
-    found = gather([1, 2, 3, 0], chunks, k=3, max_lines=80, scores=scores, join_share=0.8)
-    assert found == [(1, (1, 2)), (3, (3,)), (0, (0,))]
-    assert gather([1, 2, 3, 0], chunks, k=3, max_lines=80)[0] == (1, (0, 1, 2))
-
-
 def test_the_top_k_holds_k_places_and_each_hit_shows_its_window() -> None:
     chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
     dense, keyword = np.array([0.8, 0.9, 0.7, 0.6]), np.zeros(4)
@@ -101,3 +86,11 @@ def test_a_window_headed_by_module_code_is_named_after_its_unit() -> None:
     assert (window.symbol, window.start_line, window.end_line) == ("split", 4, 8)
     assert window_chunk(chunks, 1, (1, 2)).symbol == "split"
     assert window_chunk([module], 0, (0,)).symbol is None  # nothing else to name it
+
+
+def test_a_clipped_chunk_is_the_files_slice_of_its_lines() -> None:
+    window = join(join(PARSE, SPLIT), RENDER)
+    cut = clip(window, 4, 5)
+    assert (cut.start_line, cut.end_line, cut.text) == (4, 5, SPLIT.text)
+    assert cut.text.encode() == SOURCE.encode()[cut.start_byte : cut.end_byte]
+    assert clip(window, 1, 8) is window

@@ -1,0 +1,242 @@
+"""Hit selection: which ranked candidates become the ``k`` hits, and which lines each shows.
+
+A reader pays for every line of an answer, so the ranking stage's order is turned into
+hits under three rules (weights in ``nexus.retrieval.rules.RankingRules``):
+
+- **pieces of one unit are one hit** (``piece_lines``): a function that outgrew the chunk
+  budget is cut into pieces; a piece next to a hit of the same unit joins that hit
+  instead of taking another of the ``k`` places;
+- **windows only where the budget leaves room** (``window_lines``, ``window_share``,
+  ``answer_lines``): a hit gathers its neighbouring candidates (chunks next to it that the
+  query also retrieved, nearly as good as it) into a window of at most ``window_lines``;
+  with ``answer_lines`` the windows of the first ``ANSWER_HITS`` hits grow only with the
+  lines those hits leave of it, best neighbours first;
+- **no line shown twice** (``distinct_lines``): a candidate whose lines an earlier hit
+  shows is skipped, and a hit that shares its first or last lines with an earlier one
+  (chunks cut inside a line share it) shows only the rest.
+
+- **long hits cut to the lines that matched** (``hit_lines``): a hit longer than that shows
+  the run of ``hit_lines`` lines that holds the most query words, the earliest of equals
+  (a unit's signature names it, so it usually stays). Keeping the first line of the chunk
+  that ranked whatever the words (``matched_lines``' ``anchor``) measured worse: one
+  symbol question lost on the tuning half.
+
+A window's text is exactly its file's slice (``nexus.retrieval.windows``), and a hit cut
+to some of its lines is the slice of those lines (``clip``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nexus.retrieval.lexical import terms
+from nexus.retrieval.windows import joinable
+from nexus.types import Chunk
+
+#: The hits whose lines ``answer_lines`` counts: the top 10 a reader is shown (the
+#: budgets read deeper are scored as the reader gets them: ``nexus.retrieval.budget``).
+ANSWER_HITS = 10
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What selection may do: each field as in ``RankingRules`` (0 or False: off)."""
+
+    window_lines: int = 0
+    window_share: float = 0.0
+    piece_lines: int = 0
+    answer_lines: int = 0
+    distinct_lines: bool = False
+
+
+@dataclass(frozen=True)
+class Selected:
+    """One hit: the key that ranked (``head``), every key it shows in file order, and the
+    lines it shows when they are fewer than its chunks hold (``shown``; None: all)."""
+
+    head: int
+    keys: tuple[int, ...]
+    shown: tuple[int, int] | None = None
+
+
+@dataclass
+class _Hit:
+    head: int
+    low: int
+    high: int
+    start_line: int
+    end_line: int
+    keys: list[int] = field(default_factory=list)
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+def same_unit(first: Chunk, second: Chunk) -> bool:
+    """Whether two chunks of a file are pieces of one unit (its symbol path and kind)."""
+    return (
+        first.file == second.file
+        and first.symbol is not None
+        and first.symbol == second.symbol
+        and first.symbol_kind == second.symbol_kind
+    )
+
+
+def select(
+    order: Sequence[int],
+    chunks: Sequence[Chunk],
+    k: int,
+    scores: Sequence[float],
+    rules: Selection,
+) -> list[Selected]:
+    """The ``k`` best hits of candidates ``order``ed best first (``scores`` per key)."""
+    hits: list[_Hit] = []
+    used: set[int] = set()
+    classic_windows = rules.window_lines > 0 and not rules.answer_lines
+    for key in order:
+        chunk = chunks[key]
+        if _join(hits, key, chunks, scores, rules, classic_windows):
+            used.add(key)
+            continue
+        if len(hits) >= k or (rules.distinct_lines and _shown_already(hits, chunk, chunks)):
+            continue
+        hits.append(_Hit(key, key, key, chunk.start_line, chunk.end_line, [key]))
+        used.add(key)
+    if rules.answer_lines and rules.window_lines:
+        _grow_within_budget(hits[:ANSWER_HITS], order, used, chunks, scores, rules)
+    selected = [Selected(h.head, tuple(sorted(h.keys))) for h in hits]
+    return _distinct(selected, chunks) if rules.distinct_lines else selected
+
+
+def _neighbour(hit: _Hit, key: int) -> tuple[int, int] | None:
+    """(the chunk before, the chunk after) when ``key`` directly extends ``hit``."""
+    if key == hit.high + 1:
+        return hit.high, key
+    if key == hit.low - 1:
+        return key, hit.low
+    return None
+
+
+def _join(
+    hits: list[_Hit],
+    key: int,
+    chunks: Sequence[Chunk],
+    scores: Sequence[float],
+    rules: Selection,
+    windows: bool,
+) -> bool:
+    """Join ``key`` to the first hit it extends as a piece of its unit or (``windows``) as a
+    window's neighbour; whether it joined."""
+    chunk = chunks[key]
+    for hit in hits:
+        pair = _neighbour(hit, key)
+        if pair is None or not joinable(chunks[pair[0]], chunks[pair[1]]):
+            continue
+        span = max(hit.end_line, chunk.end_line) - min(hit.start_line, chunk.start_line) + 1
+        inside = chunks[pair[1]] if key == pair[0] else chunks[pair[0]]
+        piece = rules.piece_lines and span <= rules.piece_lines and same_unit(inside, chunk)
+        window = (
+            windows
+            and span <= rules.window_lines
+            and scores[key] >= rules.window_share * scores[hit.head]
+        )
+        if piece or window:
+            _extend(hit, key, chunk)
+            return True
+    return False
+
+
+def _extend(hit: _Hit, key: int, chunk: Chunk) -> None:
+    hit.low, hit.high = min(hit.low, key), max(hit.high, key)
+    hit.start_line = min(hit.start_line, chunk.start_line)
+    hit.end_line = max(hit.end_line, chunk.end_line)
+    hit.keys.append(key)
+
+
+def _grow_within_budget(
+    hits: list[_Hit],
+    order: Sequence[int],
+    used: set[int],
+    chunks: Sequence[Chunk],
+    scores: Sequence[float],
+    rules: Selection,
+) -> None:
+    """Windows for ``hits`` from the lines they leave of ``answer_lines``: the best unused
+    neighbours first, each only while its lines fit what is left."""
+    left = rules.answer_lines - sum(hit.lines for hit in hits)
+    for key in order:
+        if left <= 0:
+            return
+        if key in used:
+            continue
+        chunk = chunks[key]
+        for hit in hits:
+            pair = _neighbour(hit, key)
+            if pair is None or scores[key] < rules.window_share * scores[hit.head]:
+                continue
+            start = min(hit.start_line, chunk.start_line)
+            end = max(hit.end_line, chunk.end_line)
+            added = (end - start + 1) - hit.lines
+            if end - start + 1 > rules.window_lines or added > left:
+                continue
+            if joinable(chunks[pair[0]], chunks[pair[1]]):
+                _extend(hit, key, chunk)
+                used.add(key)
+                left -= added
+                break
+
+
+def _shown_already(hits: list[_Hit], chunk: Chunk, chunks: Sequence[Chunk]) -> bool:
+    """Whether every line of ``chunk`` is shown by a hit already picked."""
+    return any(
+        chunks[hit.head].file == chunk.file
+        and hit.start_line <= chunk.start_line
+        and chunk.end_line <= hit.end_line
+        for hit in hits
+    )
+
+
+def _distinct(selected: list[Selected], chunks: Sequence[Chunk]) -> list[Selected]:
+    """Each hit cut to the lines no earlier hit shows (a hit with none left is dropped)."""
+    shown: dict[str, list[tuple[int, int]]] = {}
+    out = []
+    for hit in selected:
+        file = chunks[hit.head].file
+        start, end = chunks[hit.keys[0]].start_line, chunks[hit.keys[-1]].end_line
+        for low, high in shown.get(file, []):
+            if low <= start <= high:
+                start = high + 1
+            if low <= end <= high:
+                end = low - 1
+        if start > end:
+            continue
+        shown.setdefault(file, []).append((start, end))
+        whole = (chunks[hit.keys[0]].start_line, chunks[hit.keys[-1]].end_line)
+        out.append(Selected(hit.head, hit.keys, None if (start, end) == whole else (start, end)))
+    return out
+
+
+def matched_lines(
+    chunk: Chunk, query_terms: frozenset[str], max_lines: int, anchor: int | None = None
+) -> tuple[int, int]:
+    """The run of ``max_lines`` lines of ``chunk`` that holds the most lines with a query
+    word, the earliest on a tie; with ``anchor`` (a line of the chunk: the first line of
+    the unit that ranked, its signature) only runs that show it. The whole chunk when it
+    is no longer."""
+    if chunk.n_lines <= max_lines:
+        return chunk.start_line, chunk.end_line
+    lines = chunk.text.split("\n")[: chunk.n_lines]
+    hits = [1 if query_terms.intersection(terms(line)) else 0 for line in lines]
+    first, last = 0, len(hits) - max_lines  # where a run may start (offsets in the chunk)
+    if anchor is not None and chunk.start_line <= anchor <= chunk.end_line:
+        offset = anchor - chunk.start_line
+        first, last = max(first, offset - max_lines + 1), min(last, offset)
+    count = sum(hits[first : first + max_lines])
+    best, best_at = count, first
+    for start in range(first + 1, last + 1):
+        count += hits[start + max_lines - 1] - hits[start - 1]
+        if count > best:
+            best, best_at = count, start
+    return chunk.start_line + best_at, chunk.start_line + best_at + max_lines - 1

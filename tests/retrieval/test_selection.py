@@ -1,0 +1,101 @@
+"""Hit selection: pieces of one unit are one hit, windows grow within the budget, and no
+line is shown twice in one answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from nexus.retrieval.lexical import terms
+from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
+from nexus.retrieval.selection import Selected, Selection, matched_lines, select
+from tests import helpers
+
+SOURCE = "".join(f"line {n}\n" for n in range(1, 41))
+
+
+def _slice(chunk_id: str, first: int, last: int, file: str = "src/a.py", **fields):
+    """A chunk that is exactly lines ``first``-``last`` of ``SOURCE`` (no final newline)."""
+    lines = SOURCE.splitlines(keepends=True)
+    start = len("".join(lines[: first - 1]).encode())
+    text = "".join(lines[first - 1 : last]).removesuffix("\n")
+    fields.setdefault("symbol", chunk_id)
+    return helpers.make_chunk(
+        chunk_id, file, first, last, start_byte=start, end_byte=start + len(text.encode()),
+        text=text, **fields,
+    )  # fmt: skip
+
+
+def _piece(n: int, first: int, last: int):
+    return _slice(f"run-{n}", first, last, symbol="Runner.run", symbol_kind="method")
+
+
+#: One method cut into three pieces (lines 1-30), then two other units of the file.
+RUN = [_piece(1, 1, 10), _piece(2, 11, 20), _piece(3, 21, 30)]
+CHUNKS = [*RUN, _slice("stop", 31, 35), _slice("close", 36, 40), _slice("b", 1, 4, "src/b.py")]
+#: One lever at a time: no windows, every line of a hit, lines shown twice allowed.
+NO_WINDOWS = RankingRules(window_lines=0, hit_lines=0, distinct_lines=False)
+
+
+def _shown(rules: RankingRules, dense: list[float], k: int = 3) -> list[tuple[str, int, int]]:
+    scores = np.array(dense)
+    found = rank(CHUNKS, scores, np.zeros(len(CHUNKS)), "how does the runner run", k, rules)
+    return [(c.file, c.start_line, c.end_line) for c in (hit_chunk(CHUNKS, r) for r in found)]
+
+
+def test_a_unit_split_in_three_is_one_hit() -> None:
+    dense = [0.9, 0.85, 0.8, 0.1, 0.1, 0.5]
+    assert _shown(NO_WINDOWS, dense) == [
+        ("src/a.py", 1, 10),
+        ("src/a.py", 11, 20),
+        ("src/a.py", 21, 30),
+    ]
+    merged = _shown(replace(NO_WINDOWS, piece_lines=80), dense)
+    assert merged == [("src/a.py", 1, 30), ("src/b.py", 1, 4), ("src/a.py", 31, 35)]
+
+
+def test_pieces_join_only_within_their_line_cap_and_their_unit() -> None:
+    dense = [0.9, 0.85, 0.8, 0.7, 0.1, 0.5]
+    capped = _shown(replace(NO_WINDOWS, piece_lines=20), dense)
+    assert capped[0] == ("src/a.py", 1, 20)  # the third piece would pass 20 lines
+    assert ("src/a.py", 31, 35) not in capped[:1]  # another unit never joins as a piece
+
+
+def test_windows_grow_only_with_the_lines_the_hits_leave() -> None:
+    order = [3, 5, 2, 4]  # stop, b, then their neighbours
+    scores = [0.0, 0.0, 0.9, 1.0, 0.9, 0.95]
+    roomy = Selection(window_lines=80, window_share=0.5, answer_lines=40)
+    assert select(order, CHUNKS, 2, scores, roomy) == [Selected(3, (2, 3, 4)), Selected(5, (5,))]
+    tight = Selection(window_lines=80, window_share=0.5, answer_lines=15)  # 6 lines left
+    assert select(order, CHUNKS, 2, scores, tight) == [Selected(3, (3, 4)), Selected(5, (5,))]
+
+
+def test_no_line_appears_in_two_hits_of_one_answer() -> None:
+    overlapping = [_slice("w1", 1, 20), _slice("w2", 16, 35), _slice("w3", 5, 15)]
+    scores = np.array([0.9, 0.8, 0.7])
+    for rules, expect_overlap in (
+        (NO_WINDOWS, True),
+        (replace(NO_WINDOWS, distinct_lines=True), False),
+    ):
+        found = rank(overlapping, scores, np.zeros(3), "runner", 3, rules)
+        shown = [hit_chunk(overlapping, r) for r in found]
+        lines = [n for c in shown for n in range(c.start_line, c.end_line + 1)]
+        assert (len(lines) != len(set(lines))) is expect_overlap
+    assert [(c.start_line, c.end_line) for c in shown] == [(1, 20), (21, 35)]
+    assert shown[1].text == "\n".join(f"line {n}" for n in range(21, 36))
+
+
+def test_a_long_hit_shows_the_lines_that_hold_the_query_words() -> None:
+    text = "\n".join(["def run(self):", *(["    pass"] * 10), "    cookie = parse(header)"])
+    chunk = helpers.make_chunk("run", "src/a.py", 1, 12, text=text)
+    assert matched_lines(chunk, frozenset(terms("parse the cookie")), 4) == (9, 12)
+    assert matched_lines(chunk, frozenset(terms("run")), 4) == (1, 4)  # its signature
+    assert matched_lines(chunk, frozenset(terms("anything")), 20) == (1, 12)
+
+
+def test_a_cut_hit_keeps_the_first_line_of_the_unit_that_ranked() -> None:
+    text = "\n".join(["def run(self):", *(["    pass"] * 10), "    cookie = parse(header)"])
+    chunk = helpers.make_chunk("run", "src/a.py", 1, 12, text=text)
+    assert matched_lines(chunk, frozenset(terms("parse the cookie")), 4, anchor=1) == (1, 4)
+    assert matched_lines(chunk, frozenset(terms("parse the cookie")), 4, anchor=9) == (9, 12)
