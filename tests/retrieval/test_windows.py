@@ -67,7 +67,8 @@ def test_only_exact_neighbours_join(first, second) -> None:
 def test_the_top_k_holds_k_places_and_each_hit_shows_its_window() -> None:
     chunks = [PARSE, SPLIT, RENDER, _slice("elsewhere", 1, 2, file="src/b.py")]
     dense, keyword = np.array([0.8, 0.9, 0.7, 0.6]), np.zeros(4)
-    any_neighbour = RankingRules(window_share=0.0)  # a window takes every neighbour
+    # a window takes every neighbour, whatever the answer costs (no answer budget)
+    any_neighbour = RankingRules(window_share=0.0, answer_lines=0)
     ranked = rank(chunks, dense, keyword, "how is text split", 2, any_neighbour)
     shown = [hit_chunk(chunks, r) for r in ranked]
     assert [(c.file, c.start_line, c.end_line) for c in shown] == [
