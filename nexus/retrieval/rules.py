@@ -118,12 +118,12 @@ class RankingRules:
     piece_lines: int = 0
     #: Lines the top 10 may show in all before windows grow (0: no such budget): the
     #: windows of the top 10 grow only with the lines their hits leave of it, best
-    #: neighbours first. 200 (the peer's cost, issue 39) with AST 320/48 (fast tier, mean
-    #: of the three styles, bench/results/answers.md): tuning half R@1k 0.714 -> 0.714,
-    #: R@2k 0.807 -> 0.809, lines@10 386 -> 203, NDCG@10 0.673 -> 0.663; held out R@1k
-    #: 0.657 -> 0.673, R@2k 0.746 -> 0.759, lines@10 397 -> 212, NDCG@10 0.664 -> 0.637
-    #: (paraphrase -0.040: windows carried coverage in the top 10).
-    answer_lines: int = 200
+    #: neighbours first. Chosen on the tuning half (fast tier, AST 320/48, mean of the three
+    #: styles; 120-200 measured, the top 10's own chunks already take ~200 lines): R@1k 0.714
+    #: -> 0.716, R@2k 0.807 -> 0.810, lines@10 386 -> 203, NDCG@10 0.673 -> 0.665. Held out:
+    #: R@1k 0.657 -> 0.668, R@2k 0.746 -> 0.753, lines@10 397 -> 211, NDCG@10 0.664 -> 0.636
+    #: (paraphrase -0.037: windows carried coverage; bench/results/answers.md).
+    answer_lines: int = 140
     #: No line shown twice in one answer: a candidate whose lines a better hit shows is
     #: skipped, and a hit that shares its first or last lines with one shows the rest.
     distinct_lines: bool = True

@@ -91,22 +91,28 @@ def select(
     scores: Sequence[float],
     rules: Selection,
 ) -> list[Selected]:
-    """The ``k`` best hits of candidates ``order``ed best first (``scores`` per key)."""
+    """The ``k`` best hits of candidates ``order``ed best first (``scores`` per key).
+
+    With ``answer_lines`` the top ``ANSWER_HITS`` are chosen and given their windows
+    whatever ``k`` is, so an answer of 5 hits is the first 5 of an answer of 50 (a budget
+    that reads deeper than ``k`` reads the same hits first)."""
+    budgeted = bool(rules.answer_lines and rules.window_lines)
+    depth = max(k, ANSWER_HITS) if budgeted else k
     hits: list[_Hit] = []
-    used: set[int] = set()
     classic_windows = rules.window_lines > 0 and not rules.answer_lines
     for key in order:
         chunk = chunks[key]
         if _join(hits, key, chunks, scores, rules, classic_windows):
-            used.add(key)
             continue
-        if len(hits) >= k or (rules.distinct_lines and _shown_already(hits, chunk, chunks)):
+        if len(hits) >= depth or (rules.distinct_lines and _shown_already(hits, chunk, chunks)):
             continue
         hits.append(_Hit(key, key, key, chunk.start_line, chunk.end_line, [key]))
-        used.add(key)
-    if rules.answer_lines and rules.window_lines:
-        _grow_within_budget(hits[:ANSWER_HITS], order, used, chunks, scores, rules)
-    selected = [Selected(h.head, tuple(sorted(h.keys))) for h in hits]
+    if budgeted:
+        top = hits[:ANSWER_HITS]
+        shown = {key for hit in top for key in hit.keys}
+        _grow_within_budget(top, order, shown, chunks, scores, rules)
+        hits = top + [hit for hit in hits[ANSWER_HITS:] if not shown & set(hit.keys)]
+    selected = [Selected(h.head, tuple(sorted(h.keys))) for h in hits[:k]]
     return _distinct(selected, chunks) if rules.distinct_lines else selected
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from nexus.retrieval import selection
 from nexus.retrieval.lexical import terms
 from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
 from nexus.retrieval.selection import Selected, Selection, matched_lines, select
@@ -62,13 +63,28 @@ def test_pieces_join_only_within_their_line_cap_and_their_unit() -> None:
     assert ("src/a.py", 31, 35) not in capped[:1]  # another unit never joins as a piece
 
 
-def test_windows_grow_only_with_the_lines_the_hits_leave() -> None:
+def test_windows_grow_only_with_the_lines_the_hits_leave(monkeypatch) -> None:
+    monkeypatch.setattr(selection, "ANSWER_HITS", 2)  # an answer of two hits shown
     order = [3, 5, 2, 4]  # stop, b, then their neighbours
     scores = [0.0, 0.0, 0.9, 1.0, 0.9, 0.95]
     roomy = Selection(window_lines=80, window_share=0.5, answer_lines=40)
     assert select(order, CHUNKS, 2, scores, roomy) == [Selected(3, (2, 3, 4)), Selected(5, (5,))]
     tight = Selection(window_lines=80, window_share=0.5, answer_lines=15)  # 6 lines left
     assert select(order, CHUNKS, 2, scores, tight) == [Selected(3, (3, 4)), Selected(5, (5,))]
+
+
+def test_fewer_hits_asked_are_the_first_hits_of_more() -> None:
+    """A budget reads deeper than ``k``: its first hits (and their windows) must be the
+    answer of ``k``, so the answer budget counts the same top hits whatever ``k`` is."""
+    order = [3, 5, 2, 4, 0, 1]
+    scores = [0.2, 0.1, 0.9, 1.0, 0.9, 0.95]
+    rules = Selection(window_lines=80, window_share=0.5, answer_lines=40)
+    deep = select(order, CHUNKS, 6, scores, rules)
+    assert [select(order, CHUNKS, k, scores, rules) for k in (1, 2, 3)] == [
+        deep[:1],
+        deep[:2],
+        deep[:3],
+    ]
 
 
 def test_no_line_appears_in_two_hits_of_one_answer() -> None:
