@@ -404,7 +404,7 @@ def test_eval_scores_a_question_set_per_category(capsys, monkeypatch, tmp_path):
     assert code == 0
     assert "1 target file(s) are not chunked in ts-payments: src/nope.ts" in out
     groups = {line.split()[1] for line in out.splitlines()[2:] if line.strip()}
-    assert {"all", "semantic", "symbol"} <= groups
+    assert {"all", "paraphrase", "symbol"} <= groups
     report = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
     assert {row["id"] for row in report["rows"]} == {"s", "n"}
 

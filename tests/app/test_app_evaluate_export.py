@@ -270,5 +270,5 @@ def test_evaluate_scores_an_uploaded_question_set_by_category(page) -> None:
     assert {"R@1k", "R@2k", "R@4k", "tokens to first hit", "tokens@10"} <= set(summary.columns)
     (chart,) = [c for c in at.get("plotly_chart") if c.key == "budget_chart"]
     assert {t["name"] for t in json.loads(chart.proto.spec)["data"]} == {"line-based", "AST"}
-    assert {"all", "semantic", "symbol"} <= set(summary["group"])
+    assert {"all", "paraphrase", "symbol"} <= set(summary["group"])
     assert list(at.dataframe[1].value["category"]) == ["symbol", "semantic"]
