@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# One arithmetic on every CPU: with bfloat16 the quality tier's name (and its cached
+# vectors) would differ between machines that have it and those that don't.
+os.environ["NEXUS_MODEL_PRECISION"] = "float32"
 
 
 @pytest.fixture(scope="session")

@@ -23,12 +23,12 @@ The store is anything that answers "the top n" and "scores for these keys"
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
-from nexus.retrieval.ranking import RankingRules, query_names, rank
+from nexus.retrieval.ranking import RankingRules, ScorePart, query_names, rank
 from nexus.types import Chunk
 
 
@@ -50,12 +50,14 @@ class Store(Protocol):
 @dataclass(frozen=True)
 class Candidates:
     """The chunks proposed for one query: ``keys`` ascending, and per key its chunk, its
-    cosine (``dense``) and its BM25 (``keyword``, 0 where no term matches)."""
+    cosine (``dense``) and its BM25 (``keyword``, 0 where no term matches); ``earned``:
+    what the ranking stage found chunks earn on their own for the query (``rank``)."""
 
     keys: np.ndarray
     chunks: tuple[Chunk, ...]
     dense: np.ndarray
     keyword: np.ndarray
+    earned: dict[str, tuple[ScorePart, ...]] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -87,10 +89,13 @@ def candidates_for(
     if query_names(text)[1]:  # a name: its definition evidence decides, feedback moved nothing
         return first
     single = replace(rules, window_lines=0)  # the hits' own vectors, not their windows
-    best = rank(first.chunks, first.dense, first.keyword, text, rules.feedback_hits, single)
+    best = rank(
+        first.chunks, first.dense, first.keyword, text, rules.feedback_hits, single, first.earned
+    )
     hits = first.keys[[hit.key for hit in best]]
     moved = _unit(query_vec) + rules.feedback * np.asarray(store.vectors[hits]).mean(axis=0)
-    return select(store, moved, text, rules.candidates, rules.definition_lookup, keyword)
+    found = select(store, moved, text, rules.candidates, rules.definition_lookup, keyword)
+    return replace(found, earned=first.earned)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

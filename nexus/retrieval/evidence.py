@@ -158,7 +158,11 @@ def _name_terms(symbol: str) -> frozenset[str]:
 def _path_matches(query_terms: frozenset[str], path_terms: frozenset[str]) -> int:
     """Query words found in a path, a word meeting its longer form halfway (the stemmer is
     light: ``cookies`` -> ``cooki`` meets ``cookie``, ``parsed`` -> ``pars`` meets ``parser``)."""
-    return len(frozenset().union(*(_words_meeting(query_terms, p) for p in path_terms)))
+    met = query_terms & path_terms
+    for word in path_terms:
+        if len(word) >= 4:  # a shorter word meets only its equal
+            met = met | _words_meeting(query_terms, word)
+    return len(met)
 
 
 @lru_cache(maxsize=65536)

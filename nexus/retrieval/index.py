@@ -46,7 +46,7 @@ from usearch.index import Index
 from nexus.retrieval import lexical
 from nexus.retrieval.embedding import Embedder, Progress
 from nexus.retrieval.lexical import LexicalIndex
-from nexus.retrieval.shortlist import HALF_MIN_CHUNKS, HalfVectors, best_cosines
+from nexus.retrieval.shortlist import best_cosines
 from nexus.runtime.lifeline import alive
 from nexus.types import Chunk
 
@@ -153,7 +153,6 @@ class VectorIndex:
         self._keys: dict[str, int] | None = {}  # chunk id -> key; None until first asked
         self._vectors = np.zeros((0, dim), dtype=np.float32)
         self._lexical: LexicalIndex | None = None  # saved, or built on the first hybrid query
-        self._half: HalfVectors | None = None  # built on the first ranked query of a large index
         self._names: dict[str, list[int]] | None = None  # unit name -> keys; on first look-up
         self.folder: Path | None = None  # set when opened from disk (then read-only)
         self.identity: dict[str, Any] = {}  # what a saved index was built from
@@ -213,7 +212,7 @@ class VectorIndex:
         self._chunks.extend(chunks)
         key_of.update({cid: first + i for i, cid in enumerate(ids)})
         self._vectors = np.concatenate([self._vectors, vectors]) if first else vectors
-        self._lexical = self._half = self._names = self._graph = None
+        self._lexical = self._names = self._graph = None
 
     # -- the key table ----------------------------------------------------------------
 
@@ -283,7 +282,7 @@ class VectorIndex:
     def best_cosine_keys(self, query_vec: np.ndarray, n: int) -> np.ndarray:
         """Keys of the exact ``n`` best chunks by cosine, unordered, without the cosine of
         every chunk on a large index (``nexus.retrieval.shortlist``)."""
-        return best_cosines(self._vectors, self.query_vector(query_vec), n, self._half_vectors())
+        return best_cosines(self._vectors, self.query_vector(query_vec), n)
 
     def cosines(self, query_vec: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
         """The cosine of the chunks ``keys`` (every chunk, in key order, without) with the
@@ -307,12 +306,6 @@ class VectorIndex:
             self._names = table
         found = {key for name in names for key in self._names.get(name.lower(), ())}
         return np.asarray(sorted(found), dtype=np.int64)
-
-    def _half_vectors(self) -> HalfVectors | None:
-        """The float16 copy of a large index's vectors (made once, kept in memory)."""
-        if self._half is None and len(self._chunks) >= HALF_MIN_CHUNKS:
-            self._half = HalfVectors.of(self._vectors)
-        return self._half
 
     def keywords(self) -> LexicalIndex:
         """The keyword (BM25) table of the chunks: the saved one, else built (once)."""

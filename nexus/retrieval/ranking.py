@@ -118,6 +118,7 @@ def rank(
     query: str,
     k: int = 10,
     rules: RankingRules = DEFAULT_RULES,
+    earned: dict[str, tuple[ScorePart, ...]] | None = None,
 ) -> list[Ranked]:
     """The ``k`` best of the candidates ``chunks`` for ``query`` (``Ranked.key`` is a
     position in ``chunks``). Candidates are chosen before, in one place
@@ -128,6 +129,10 @@ def rank(
         dense: cosine similarity of each candidate with the query.
         keyword: BM25 of each candidate for the query (any scale; zeros where nothing
             matches).
+        earned: what each chunk earns on its own for this query and these rules
+            (``evidence``), by chunk id: read where known, filled where not, so that a
+            second pass over mostly the same candidates (query feedback) does not
+            weigh them again.
     """
     if len(chunks) == 0 or k <= 0:
         return []
@@ -141,8 +146,12 @@ def rank(
     scored: list[tuple[int, list[ScorePart]]] = []
     for key, (d, w) in enumerate(zip(dense_part.tolist(), keyword_part.tolist(), strict=True)):
         chunk = chunks[key]
-        parts = [ScorePart("dense", d), ScorePart("keyword", w)]
-        parts += evidence(chunk, names, is_symbol, query_terms, rules)
+        own = earned.get(chunk.id) if earned is not None else None
+        if own is None:
+            own = tuple(evidence(chunk, names, is_symbol, query_terms, rules))
+            if earned is not None:
+                earned[chunk.id] = own
+        parts = [ScorePart("dense", d), ScorePart("keyword", w), *own]
         scored.append((key, parts))
     _promote_coherent_files(scored, chunks, rules)
     selection = rules.selection()

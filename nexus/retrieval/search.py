@@ -78,7 +78,8 @@ def _ranked(
 ) -> list[Hit]:
     rules = rules.for_model(index.model)
     found = candidates_for(index, query_vec, text, rules)
-    return ranked_hits(found, rank(found.chunks, found.dense, found.keyword, text, k, rules))
+    ranked = rank(found.chunks, found.dense, found.keyword, text, k, rules, found.earned)
+    return ranked_hits(found, ranked)
 
 
 def ranked_hits(found: Candidates, ranked: Sequence[Ranked]) -> list[Hit]:

@@ -100,7 +100,10 @@ def select(
     depth = max(k, ANSWER_HITS) if budgeted else k
     hits: list[_Hit] = []
     classic_windows = rules.window_lines > 0 and not rules.answer_lines
+    joins = bool(rules.piece_lines) or classic_windows
     for key in order:
+        if len(hits) >= depth and not joins:
+            break  # nothing later can join a hit or become one
         chunk = chunks[key]
         if _join(hits, key, chunks, scores, rules, classic_windows):
             continue

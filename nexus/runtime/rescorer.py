@@ -4,13 +4,15 @@ It starts the background job of the index's MiniLM vectors (``rescore_vectors``)
 whether re-scoring is ready, and, once it is, gives MiniLM's cosines of a query with the
 chunks that ranked: the query embedded by the ONNX graph (milliseconds, no torch), the
 chunks' vectors read from the file the job wrote (an edited file's new chunks from the
-embedding cache). No chunk is embedded on the query path.
+embedding cache). No chunk is embedded on the query path, and the query is embedded in
+a thread of its own while the fast tier ranks (ONNX Runtime lets go of the GIL).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +32,8 @@ QUERY_VECTORS_KEPT = 512
 #: many repositories, the Search page opens a workspace per answer).
 _QUERY_MODELS: dict[tuple[Path, bool], Embedder] = {}
 _QUERY_MODELS_LOCK = threading.Lock()
+#: One thread embeds every re-scorer's queries, in the order they were asked.
+_QUERY_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexus-query-model")
 
 
 def query_model(folder: Path, words_view: bool) -> Embedder:
@@ -69,7 +73,7 @@ class Rescorer:
         self.name = tier_embedder(QUALITY, words_view=words_view).name
         self._job: rescore_vectors.VectorsJob | None = None
         self._vectors: np.ndarray | None = None
-        self._queries: dict[str, np.ndarray] = {}
+        self._queries: dict[str, Future[np.ndarray]] = {}  # oldest first
         self._cache: EmbeddingCache | None = None
         self._broken = ""
 
@@ -142,15 +146,24 @@ class Rescorer:
             ]
         ).astype(np.float32)
 
+    def prefetch(self, queries: Iterable[str]) -> None:
+        """Start embedding ``queries`` (each once) in the query model's thread, so that
+        the fast tier ranks their hits meanwhile; ``cosines`` waits for the vector."""
+        graph = onnx_model_at(self.cache_dir)
+        assert graph is not None
+        for query in queries:
+            if query not in self._queries:
+                self._queries[query] = _QUERY_THREAD.submit(self._embed, graph, query)
+        while len(self._queries) > QUERY_VECTORS_KEPT:
+            del self._queries[next(iter(self._queries))]
+
+    def _embed(self, graph: Path, query: str) -> np.ndarray:
+        return query_model(graph, self.words_view).encode([query])[0]
+
     def _query_vector(self, query: str) -> np.ndarray:
-        if query not in self._queries:
-            graph = onnx_model_at(self.cache_dir)
-            assert graph is not None
-            try:
-                self._queries[query] = query_model(graph, self.words_view).encode([query])[0]
-            except ModelUnavailableError as exc:
-                self._broken = str(exc)
-                raise
-            while len(self._queries) > QUERY_VECTORS_KEPT:
-                del self._queries[next(iter(self._queries))]
-        return self._queries[query]
+        self.prefetch([query])
+        try:
+            return self._queries[query].result()
+        except ModelUnavailableError as exc:
+            self._broken = str(exc)
+            raise

@@ -77,6 +77,8 @@ class Answering(Building):
             answers = []
             rescorer = self._rescorer(strategy, live) if rules is not None else None
             rescore_state = rescorer.state() if rescorer is not None else ""
+            if rescorer is not None and rescore_state == RESCORED:
+                rescorer.prefetch(queries)  # embedded while the fast tier ranks
             for query, vector, budget in zip(queries, vectors, budgets, strict=True):
                 # A budget is read as deep as it lasts: its hits are the ones it reads.
                 depth = k if budget is None else max(k, READ_DEPTH)

@@ -488,12 +488,9 @@ def test_a_query_set_scored_in_one_matrix_product_ranks_as_one_query_at_a_time(
     )
 
 
-@pytest.mark.parametrize("half_min_chunks", [10**9, 1])  # one query's scan: numpy, float16
-def test_dense_shortlists_are_the_keys_one_query_at_a_time_gives(monkeypatch, half_min_chunks):
+def test_dense_shortlists_are_the_keys_one_query_at_a_time_gives(monkeypatch):
     from nexus.evaluation import runs
-    from nexus.retrieval import index as index_module
 
-    monkeypatch.setattr(index_module, "HALF_MIN_CHUNKS", half_min_chunks)
     monkeypatch.setattr(runs, "COSINE_BLOCK", 3000 * 7)  # blocks of 7 queries
     rng = np.random.default_rng(7)
     chunks = [make_chunk(f"c{i}") for i in range(3000)]

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import zlib
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -142,6 +143,55 @@ def test_once_the_vectors_exist_a_query_is_rescored_without_embedding_a_chunk(
     cosines = (stored @ queries.encode([query])[0]).tolist()
     expected = rescore(list(fast.hits), cosines, query, rules_for(workspace.config))
     assert [h.chunk.id for h in answer.hits] == [h.chunk.id for h in expected[:5]]
+
+
+class _AtOnce:
+    """An executor that runs what it is given when it is given, and says so in ``events``."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def submit(self, embed, graph, query) -> Future:
+        self.events.append(f"embed {query}")
+        done: Future = Future()
+        done.set_result(embed(graph, query))
+        return done
+
+
+def test_the_query_model_embeds_every_query_of_a_batch_once_before_its_hits_are_ranked(
+    static_model_dir, tmp_path, monkeypatch
+):
+    from nexus.runtime import rescorer as rescorer_module
+    from nexus.workspace.overlay import LiveIndex
+
+    workspace = _fast_workspace(static_model_dir, tmp_path)
+    workspace.search("refund a payment", 5)
+    workspace.wait_for_saves()
+    rescorer = workspace._rescorers["ast"]
+    compute_vectors(rescorer.folder, Counting(rescorer.name))
+    queries, events = Counting("query model"), []
+    monkeypatch.setattr(rescorer_module, "onnx_model_at", lambda cache: tmp_path)
+    monkeypatch.setattr(rescorer_module, "query_model", lambda graph, words: queries)
+    monkeypatch.setattr(rescorer_module, "_QUERY_THREAD", _AtOnce(events))
+    ranked_by_the_fast_tier = LiveIndex.search
+
+    def ranking(self, vector, query, *args):
+        events.append(f"rank {query}")
+        return ranked_by_the_fast_tier(self, vector, query, *args)
+
+    monkeypatch.setattr(LiveIndex, "search", ranking)
+    batch = ["refund a payment", "charge a card", "refund a payment", "list invoices"]
+    answers = workspace.search_many(batch, 5)
+    assert all(answer.rescore == RESCORED for answer in answers)
+    assert events == [
+        "embed refund a payment",
+        "embed charge a card",
+        "embed list invoices",
+        *(f"rank {query}" for query in batch),
+    ]
+    assert queries.calls == [["refund a payment"], ["charge a card"], ["list invoices"]]
+    workspace.search("charge a card", 5)
+    assert events[-1] == "rank charge a card" and len(queries.calls) == 3  # not embedded again
 
 
 def test_the_fast_tier_keeps_its_order_when_told(static_model_dir, tmp_path):

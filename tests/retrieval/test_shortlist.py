@@ -1,18 +1,16 @@
-"""The float16 first pass finds the same best cosines as the full float32 product, and a
-ranked search over the shortlist gives what the ranking stage gives over the candidates
-picked from every chunk's scores."""
+"""The shortlist holds the best cosines of the full product, and a ranked search over it
+gives what the ranking stage gives over the candidates picked from every chunk's scores."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from nexus.retrieval import index as index_module
 from nexus.retrieval.candidates import top_keyword_keys
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules, rank
 from nexus.retrieval.search import search
-from nexus.retrieval.shortlist import HalfVectors, best_cosines
+from nexus.retrieval.shortlist import best_cosines
 from tests import helpers
 
 
@@ -25,41 +23,19 @@ def _full_best(vectors: np.ndarray, query: np.ndarray, count: int) -> set[int]:
     return set(np.argpartition(-(vectors @ query), count - 1)[:count].tolist())
 
 
-def test_half_vectors_know_how_far_their_rows_are_from_the_originals():
-    vectors = _unit_rows(500, 24)
-    half = HalfVectors.of(vectors)
-    errors = np.linalg.norm(vectors.astype(np.float64) - half.vectors, axis=1)
-    assert half.vectors.dtype == np.float16
-    assert 0 < errors.max() <= half.row_error < 1e-3
-    assert half.row_norm == pytest.approx(1.0, abs=1e-3)
-
-
 @pytest.mark.parametrize("seed", range(5))
 def test_best_cosines_are_those_of_the_full_product(seed: int):
     vectors = _unit_rows(4000, 32, seed)
-    half = HalfVectors.of(vectors)
     for query in _unit_rows(5, 32, seed + 100):
-        found = best_cosines(vectors, query, 20, half)
+        found = best_cosines(vectors, query, 20)
         assert len(found) == 20
         assert set(found.tolist()) == _full_best(vectors, query, 20)
 
 
-def test_rows_closer_than_float16_can_tell_apart_come_out_in_float32_order():
-    base = _unit_rows(1, 32, seed=5)[0]
-    crowd = base + np.random.default_rng(1).normal(0, 1e-2, (100, 32)).astype(np.float32)
-    vectors = np.concatenate([_unit_rows(4000, 32), crowd])
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    found = best_cosines(vectors, base, 20, HalfVectors.of(vectors))
-    assert set(found.tolist()) == _full_best(vectors, base, 20)
-    assert found.min() >= 4000  # all from the crowd, ordered by float32 alone
-
-
-def test_without_a_half_copy_or_with_few_rows_the_full_product_answers():
+def test_asking_for_more_rows_than_there_are_gives_every_row():
     vectors = _unit_rows(30, 8)
     query = vectors[3]
-    assert set(best_cosines(vectors, query, 5).tolist()) == _full_best(vectors, query, 5)
-    everything = best_cosines(vectors, query, 50, HalfVectors.of(vectors))
-    assert sorted(everything.tolist()) == list(range(30))
+    assert sorted(best_cosines(vectors, query, 50).tolist()) == list(range(30))
     assert len(best_cosines(vectors[:0], query, 5)) == 0
 
 
@@ -78,10 +54,9 @@ _WORDS = [
 ]
 
 
-def _word_index(monkeypatch: pytest.MonkeyPatch) -> VectorIndex:
+def _word_index() -> VectorIndex:
     """2,000 chunks made of five words (so that many tie on keywords at the cut, which
-    ``rank`` must not break a second time) in 77 files, with the float16 pass on."""
-    monkeypatch.setattr(index_module, "HALF_MIN_CHUNKS", 0)
+    ``rank`` must not break a second time) in 77 files."""
     rng = np.random.default_rng(7)
     chunks = []
     for i in range(2000):
@@ -96,8 +71,8 @@ def _word_index(monkeypatch: pytest.MonkeyPatch) -> VectorIndex:
 @pytest.mark.parametrize(
     "query", ["parse the cookie header", "parseCookie", "retry an upload", "unrelated words"]
 )
-def test_ranked_search_matches_the_ranking_stage_over_every_chunk(monkeypatch, query):
-    index = _word_index(monkeypatch)
+def test_ranked_search_matches_the_ranking_stage_over_every_chunk(query):
+    index = _word_index()
     rules = RankingRules(candidates=120, feedback=0.0)  # one pass: the shortlist is checked
     for vector in _unit_rows(20, 16, seed=11):
         hits = search(index, vector, query, 10, rules=rules)
@@ -107,7 +82,6 @@ def test_ranked_search_matches_the_ranking_stage_over_every_chunk(monkeypatch, q
         reference = rank(
             chunks, dense[keys], keyword[keys], query, 10, rules.for_model(index.model)
         )
-        assert index._half is not None  # the float16 pass was used
         assert [h.key for h in hits] == [keys[r.key] for r in reference]
         np.testing.assert_allclose([h.score for h in hits], [r.score for r in reference], atol=1e-6)
         for hit, ref in zip(hits, reference, strict=True):
