@@ -23,7 +23,8 @@ linked in from ``$NEXUS_CACHE_DIR/models``):
 ``--mcp CORPUS``: ``nexus mcp CORPUS`` (defaults) with the vectors present, driven by the
 MCP client over ``--n`` searches; the server's RSS and peak RSS (``/proc``) after them.
 
-Figures go to stdout and ``bench/results/query_latency.{json,md}`` with the load average.
+Figures go to stdout and ``bench/results/query_latency.{json,md}`` (``--name``) with the
+load average and what numpy ran on (AVX-512 or AVX2).
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ def _load() -> str:
 
 def _cache_for(corpus: Path) -> Path:
     cache = WORK / f"cache-{corpus.name}"
-    models = Path(os.environ.get("NEXUS_CACHE_DIR", "/work/cache/embeddings")) / "models"
+    from nexus.retrieval.embedding_cache import default_cache_dir
+
+    models = default_cache_dir() / "models"  # where `nexus setup` put them
     for name in MODELS:
         target = cache / "models" / name
         if not target.exists():
@@ -230,7 +233,8 @@ def markdown(report: dict) -> str:
         "# Query latency, re-scoring from precomputed MiniLM vectors "
         "(`bench/speed/query_latency.py`)",
         "",
-        f"{report['date']}, {report['cpu']}, `NEXUS_MODEL_PRECISION={report['precision']}`; "
+        f"{report['date']}, {report['cpu']}, `NEXUS_MODEL_PRECISION={report['precision']}`, "
+        f"{report['simd']}; "
         "the machine is shared (2 cores, up to 8 jobs): the load average (1, 5, 15 min) "
         "is beside each figure. Command: `" + report["command"] + "`",
         "",
@@ -251,7 +255,8 @@ def markdown(report: dict) -> str:
         m = report["mcp"]
         lines += [
             "",
-            f"MCP (`nexus mcp {m['corpus']}`, defaults, vectors present), after "
+            f"MCP (`nexus mcp {m['corpus']}`, {m['chunks']:,} chunks, defaults, vectors "
+            "present), after "
             f"{m['searches']} searches ({', '.join(m['states'])}): server RSS "
             f"{m.get('rss_mb')} MB, peak {m.get('peak_rss_mb')} MB (load {m['load']}).",
         ]
@@ -269,6 +274,9 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=None, metavar="CHUNKS")
     parser.add_argument("--mcp", type=Path, default=None, metavar="CORPUS")
     parser.add_argument("--n", type=int, default=60)
+    parser.add_argument(
+        "--name", default="query_latency", help="results file name (bench/results/NAME.md)"
+    )
     args = parser.parse_args()
     from nexus.retrieval.embedding import resolve_precision
 
@@ -276,6 +284,7 @@ def main() -> None:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpu": _cpu(),
         "precision": resolve_precision(),
+        "simd": _simd(),
         "command": " ".join(["bench/speed/query_latency.py", *sys.argv[1:]]),
         "corpora": [],
     }
@@ -291,15 +300,28 @@ def main() -> None:
         print(row, flush=True)
         report["corpora"].append(row)
     if args.mcp is not None:
-        build(args.mcp, args.synthetic)
+        chunks = build(args.mcp, args.synthetic)["chunks"]
         report["mcp"] = asyncio.run(_mcp(args.mcp, _queries(args.mcp, args.n))) | {
-            "corpus": args.mcp.name
+            "corpus": args.mcp.name,
+            "chunks": chunks,
         }
         print(report["mcp"], flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "query_latency.json").write_text(json.dumps(report, indent=1) + "\n")
-    (RESULTS / "query_latency.md").write_text(markdown(report))
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (RESULTS / f"{args.name}.md").write_text(markdown(report))
     print(markdown(report))
+
+
+def _simd() -> str:
+    """What numpy and OpenBLAS run on: an AVX-512 machine can be told to use AVX2 only
+    (``NPY_DISABLE_CPU_FEATURES``, ``OPENBLAS_CORETYPE=Haswell``), as on most laptops."""
+    from numpy._core._multiarray_umath import __cpu_features__ as features
+
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    cpu = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    used = "AVX-512" if features.get("X86_V4") else "AVX2" if features.get("X86_V3") else "SSE"
+    blas = os.environ.get("OPENBLAS_CORETYPE", "its own choice")
+    return f"CPU {cpu}, numpy on {used}, OpenBLAS core {blas}"
 
 
 def _cpu() -> str:
