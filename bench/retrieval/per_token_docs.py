@@ -89,7 +89,7 @@ BEFORE_ANSWERS = replace(
 )
 ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 320/48, rules before issue 39": ("ast", (320, 48), BEFORE_ANSWERS),
-    "AST 256/32 (the defaults now), defaults now": (
+    f"AST {ChunkConfig().max_tokens}/{ChunkConfig().min_tokens} (the defaults now), defaults now": (
         "ast",
         (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
         DEFAULT_RULES,
