@@ -73,6 +73,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "after issue 39 (AST 256/32)": ({}, "256-32"),
     "after issue 39 (AST 320/48)": ({}, "320-48"),
     "no result windows": ({"window_lines": 0}, ""),
+    "AST 192/32, windows within 180 lines": ({"answer_lines": 180}, "192-32"),
+    "AST 256/32, windows within 180 lines": ({"answer_lines": 180}, "256-32"),
     "AST 256/32": ({}, "256-32"),
     "AST 256/32, no windows": ({"window_lines": 0}, "256-32"),
     "AST 192/32": ({}, "192-32"),

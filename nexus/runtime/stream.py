@@ -20,15 +20,18 @@ against 0.13 s to unpickle the strings (measured on lodash's chunks at load 14).
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import multiprocessing
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -167,6 +170,7 @@ def stream_scan(
     """``stream_chunks`` of a folder still being read: its files go to the workers as the
     walk finds them. Up to ``workers`` processes: fewer when the walk ends before each
     would have ``POOL_MIN_FILES_PER_WORKER`` files (known after reading that many)."""
+    workers = workers_that_can_start(workers)
     if workers > 1 and scan.chunkable_files() is None:
         start_fork_server()  # a large folder's workers start while its first files are read
     refs = scan.refs()
@@ -202,7 +206,7 @@ def stream_refs(
     resolve_profile(config.profile, custom_profiles)
     get_encoding(config.encoding)
     job: _Job = (config, repo, custom_profiles, as_jsonl if jsonl else (prepare or _as_is))
-    if workers == 1:
+    if workers_that_can_start(workers) == 1:
         return (result for ref in refs for result in _work_on([ref], job))
     return _pooled(iter(refs), workers, job)
 
@@ -259,6 +263,49 @@ def start_fork_server() -> None:
 
     _context()
     forkserver.ensure_running()
+
+
+def workers_that_can_start(workers: int) -> int:
+    """``workers``, or 1 when worker processes would run the main script's code again.
+
+    A worker starts by running the script that started Python (as multiprocessing does
+    for ``forkserver`` and ``spawn``); a script that opens a ``Workspace`` at its top level,
+    not under ``if __name__ == "__main__":``, would then start workers of its own in every
+    worker, each dying at once: a build that never ends. Such a script is chunked in its
+    own process instead, and told so once on stderr."""
+    script = unguarded_main_script()
+    if workers > 1 and script is not None:
+        if script not in _TOLD:
+            _TOLD.add(script)
+            print(
+                f"nexus: chunking in one process: {script} has no "
+                '`if __name__ == "__main__":`, which worker processes need',
+                file=sys.stderr,
+            )
+        return 1
+    return workers
+
+
+_TOLD: set[str] = set()
+
+
+def unguarded_main_script() -> str | None:
+    """The script Python was started with when its top level tests no ``__name__`` (None
+    for ``python -m``, ``-c``, a notebook, or a script with the guard)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(getattr(main, "__spec__", None), "name", None):
+        return None
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.If) and any(
+            isinstance(name, ast.Name) and name.id == "__name__" for name in ast.walk(node.test)
+        ):
+            return None
+    return path
 
 
 def _context() -> multiprocessing.context.ForkServerContext:

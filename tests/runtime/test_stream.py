@@ -219,3 +219,66 @@ def test_cli_chunk_jsonl_is_the_same_with_any_number_of_workers(tmp_path: Path, 
     assert "120/120" in progress
     assert main(["chunk", str(root), "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+UNGUARDED = """
+import sys
+from nexus.config import ChunkConfig
+from nexus.ingest.sources import open_repository
+from nexus.runtime.stream import collect_chunks, stream_chunks
+
+repo = open_repository(sys.argv[1])
+chunks, failed = collect_chunks(stream_chunks(repo, ChunkConfig(), workers=2))
+print(len({chunk.file for chunk in chunks}), len(failed))
+"""
+
+
+def test_a_script_without_a_main_guard_is_chunked_in_its_own_process(tmp_path: Path) -> None:
+    """Workers run the main script again: unguarded, each would start workers of its own
+    and die, and the build would never end."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i in range(120):
+        (repo / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n")
+    script = tmp_path / "build.py"
+    script.write_text(UNGUARDED)
+    done = subprocess.run(
+        [sys.executable, str(script), str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,  # a hang fails the test instead of the suite
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["120", "0"]
+    assert "has no `if __name__" in done.stderr and done.stderr.count("nexus: chunking") == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "spec", "unguarded"),
+    [
+        ("print('top level')\n", None, True),
+        ("def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n", None, False),
+        ("print('run with -m')\n", "tool.__main__", False),
+    ],
+)
+def test_which_main_scripts_workers_cannot_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, spec: str | None, unguarded: bool
+) -> None:
+    import sys
+    import types
+    from importlib.machinery import ModuleSpec
+
+    from nexus.runtime.stream import unguarded_main_script, workers_that_can_start
+
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    main.__spec__ = ModuleSpec(spec, None) if spec else None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert unguarded_main_script() == (str(script) if unguarded else None)
+    assert workers_that_can_start(4) == (1 if unguarded else 4)
