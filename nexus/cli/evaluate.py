@@ -10,7 +10,6 @@ from pathlib import Path
 
 from nexus.cli import indexes as index_verb
 from nexus.cli.common import STRATEGY_LABELS, config_from_args, open_target, strategies
-from nexus.cli.indexes import saved_indexes
 from nexus.config import ChunkConfig
 from nexus.ingest.repository import Repository
 
@@ -72,8 +71,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             embedder = embedder.inner  # it embeds about as fast as the disk cache reads
         analyses = analyze_files(repo.source_files(), config.encoding)
         return _sweep(args, config, repo.name, analyses, queries, embedder, budgets)
-    embedder, opened = saved_indexes(args, config, strategies(args), repo)
-    indexes = [one.index for one in opened]
+    workspace = index_verb.open_workspace(args, config, repo)
+    opened = index_verb.index_workspace(args, workspace, strategies(args))
+    embedder, indexes = workspace.embedder, [one.index for one in opened]
+    answered = _rescored_hits(workspace, strategies(args), [q.query for q in queries], args.k)
     if len(indexes) == 2:
         comparison = compare(
             queries,
@@ -83,6 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             lexical_weight=config.lexical_weight,
             ranking=rules_for(config),
             budgets=budgets,
+            answered=(answered[0], answered[1]) if answered else None,
         )
         reports = [comparison.baseline, comparison.candidate]
     else:
@@ -99,6 +101,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 lexical_weight=weight,
                 ranking=rules,
                 budgets=budgets,
+                answered=answered[0] if answered else None,
             )
         ]
     print(render_text(metrics_table(*reports)))
@@ -115,10 +118,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _as_answered(workspace, strategy: str, texts: list[str]) -> list:  # noqa: ANN001
+def _rescored_hits(workspace, chosen: list[str], texts: list[str], k: int) -> list | None:  # noqa: ANN001
+    """Each strategy's hits for ``texts`` as ``Workspace.search`` answers them, when it
+    re-scores them (the fast tier, unless ``--fast-order``); None when what it answers is
+    the index's own order, which ``evaluate`` scores with every detail (margins, ranks
+    beyond the top k)."""
+    if not any(workspace.wait_for_rescore(strategy) for strategy in chosen):
+        return None
+    return [
+        [answer.hits for answer in _as_answered(workspace, strategy, texts, k)]
+        for strategy in chosen
+    ]
+
+
+def _as_answered(workspace, strategy: str, texts: list[str], k: int = 0) -> list:  # noqa: ANN001
     """Each question's answer as ``Workspace.search`` gives it (what users get), read as
-    deep as a budget reads; with re-scoring on (the fast tier), once MiniLM's vectors
-    of the chunks are computed (``--fast-order``: the fast tier's own order instead)."""
+    deep as a budget reads (or ``k``); with re-scoring on (the fast tier), once MiniLM's
+    vectors of the chunks are computed (``--fast-order``: the fast tier's own order)."""
     from nexus.evaluation.questions import K
     from nexus.retrieval.budget import READ_DEPTH
     from nexus.retrieval.rescore import RESCORED
@@ -126,7 +142,7 @@ def _as_answered(workspace, strategy: str, texts: list[str]) -> list:  # noqa: A
     state = workspace.wait_for_rescore(strategy)
     if state and state != RESCORED:
         raise ValueError(f"{strategy}: {state}; --fast-order scores the fast tier's own order")
-    answers = workspace.search_many(texts, max(K, READ_DEPTH), strategy=strategy)
+    answers = workspace.search_many(texts, max(K, READ_DEPTH, k), strategy=strategy)
     scored = f"re-scored by {answers[0].rescored_by}" if state else "the index's own order"
     print(f"nexus: scoring Workspace.search's answers ({scored})", file=sys.stderr)
     return answers

@@ -61,17 +61,6 @@ def open_workspace(args: argparse.Namespace, config: ChunkConfig, repo: Reposito
     return Workspace(repo, workspace_settings(args, config), cached_embedder(args, config))
 
 
-def saved_indexes(
-    args: argparse.Namespace, config: ChunkConfig, strategies: Sequence[str], repo: Repository
-):
-    """The embedder and one index per strategy of ``repo``: the saved one that matches
-    the files, settings and model, else built (chunked and embedded, here or with
-    ``--engine ray``) and saved. Says which on stderr. ``--out`` (index) names the folder;
-    ``--rebuild`` ignores saved indexes."""
-    workspace = open_workspace(args, config, repo)
-    return workspace.embedder, index_workspace(args, workspace, strategies)
-
-
 def index_workspace(args: argparse.Namespace, workspace, strategies: Sequence[str]):
     """``workspace.index`` with the CLI's progress bars, ``--out``, ``--rebuild`` and
     ``--engine``; says on stderr which index was opened or built."""

@@ -202,6 +202,25 @@ def score_query(
     )
 
 
+def answered_outcome(
+    deep: Sequence[Hit],
+    target: Target | None,
+    k: int = 10,
+    rule: str = PRIMARY_RULE,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+) -> QueryOutcome:
+    """How a target fared in hits answered elsewhere (``Workspace.search``, re-scoring
+    included), best first and ``READ_DEPTH`` deep: its ranks in the top ``k`` and the
+    budget figures. No score, margin or full rank: those are of one index's scores."""
+    hits = tuple(deep[:k])
+    top = hits[0].score if hits else None
+    if target is None:
+        return QueryOutcome(hits, None, None, None, None, top)
+    budget = budget_outcome([h.chunk for h in deep], [target], target_read, budgets)
+    ranks = {r: rank_of_target(hits, target, r) for r in RULES}
+    return QueryOutcome(hits, ranks[rule], None, None, None, top, ranks, budget)
+
+
 def final_scores(
     index: VectorIndex,
     outcome: QueryOutcome,

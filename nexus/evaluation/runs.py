@@ -26,11 +26,19 @@ from nexus.evaluation.budget import (
     budget_label,
     summarize_budgets,
 )
-from nexus.evaluation.metrics import KS, PRIMARY_RULE, RULES, QueryOutcome, score_query
+from nexus.evaluation.metrics import (
+    KS,
+    PRIMARY_RULE,
+    RULES,
+    QueryOutcome,
+    answered_outcome,
+    score_query,
+)
 from nexus.evaluation.query_sets import Query
 from nexus.retrieval.embedding import Embedder
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import RankingRules
+from nexus.retrieval.search import Hit
 from nexus.retrieval.shortlist import best_cosines
 from nexus.tables import Table
 
@@ -222,6 +230,7 @@ def evaluate(
     ranking: RankingRules | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     detail: bool = True,
+    answered: Sequence[Sequence[Hit]] | None = None,
 ) -> EvalReport:
     """Run every query against ``index`` and score it.
 
@@ -231,8 +240,18 @@ def evaluate(
     ``lexical_weight`` > 0 ranks by cosine + keyword score (``nexus.retrieval.search``);
     ``ranking`` rules send the candidates through the ranking stage instead.
     ``budgets``: the token budgets of the ``R@1k``-style metrics; ``detail=False`` leaves
-    out each query's score, margin and full rank (see ``score_query``).
+    out each query's score, margin and full rank (see ``score_query``). ``answered``:
+    each query's hits as something else answered them over ``index`` (``nexus eval``:
+    ``Workspace.search`` with re-scoring), scored instead of searching (``answered_outcome``).
     """
+    if answered is not None:
+        rows = tuple(
+            QueryRow(q, answered_outcome(deep, q.target, k, rule, budgets))
+            for q, deep in zip(queries, answered, strict=True)
+        )
+        return EvalReport(
+            rows, aggregate(rows, budgets=budgets), embedder.name, k, label, tuple(budgets)
+        )
     if index.model and embedder.name != index.model:
         raise ValueError(
             f"the index was built with {index.model!r} but queries would be embedded "
@@ -318,9 +337,11 @@ def compare(
     lexical_weight: float = 0.0,
     ranking: RankingRules | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    answered: tuple[Sequence[Sequence[Hit]], Sequence[Sequence[Hit]]] | None = None,
 ) -> Comparison:
-    """Evaluate both indexes on ``queries`` (embedded once), ranked the same way."""
-    vectors = embedder.encode([q.query for q in queries])
+    """Evaluate both indexes on ``queries`` (embedded once), ranked the same way;
+    ``answered``: each index's hits as answered elsewhere (see ``evaluate``)."""
+    vectors = None if answered else embedder.encode([q.query for q in queries])
     reports = [
         evaluate(
             queries,
@@ -332,8 +353,11 @@ def compare(
             lexical_weight=lexical_weight,
             ranking=ranking,
             budgets=budgets,
+            answered=hits,
         )
-        for index, label in zip((baseline, candidate), labels, strict=True)
+        for index, label, hits in zip(
+            (baseline, candidate), labels, answered or (None, None), strict=True
+        )
     ]
     return Comparison(*reports)
 

@@ -285,6 +285,24 @@ def test_eval_scores_the_rescored_order_unless_told_otherwise(
     assert vectors_at_once.calls == [["refund a payment"]]  # MiniLM was not asked
 
 
+def test_eval_of_doc_queries_scores_the_rescored_order_unless_told_otherwise(
+    static_model_dir, tmp_path, vectors_at_once, capsys
+):
+    from nexus.cli import main
+    from nexus.evaluation.query_sets import load_queries
+
+    repo, cache = _cli_setup(static_model_dir, tmp_path)
+    queries = SAMPLES / "ts-payments" / "queries.jsonl"
+    texts = sorted({q.query for q in load_queries(queries)})
+    argv = ["eval", str(repo), "--queries", str(queries), "--tier", "fast", "--cache", str(cache)]
+    assert main(argv) == 0
+    assert f"scoring Workspace.search's answers (re-scored by {NAME})" in capsys.readouterr().err
+    assert sorted(text for call in vectors_at_once.calls for text in call) == texts
+    assert main([*argv, "--fast-order"]) == 0
+    assert "scoring Workspace.search" not in capsys.readouterr().err
+    assert len(vectors_at_once.calls) == len(texts)  # MiniLM was not asked again
+
+
 def test_index_on_the_fast_tier_waits_for_the_minilm_vectors(
     static_model_dir, tmp_path, vectors_at_once, capsys
 ):
