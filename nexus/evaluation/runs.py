@@ -397,20 +397,20 @@ def comparison_table(comparison: Comparison, variant: str | None = None) -> Tabl
 
 
 def metrics_table(*reports: EvalReport, rule: str = PRIMARY_RULE) -> Table:
-    """One row per report and variant: n, R@1/5/10, MRR@10, lines@5, and the budget
-    metrics (R@1k..., tokens to first hit, lines@10, tokens@10)."""
+    """One row per report and variant: n, the budget metrics first (R@1k..., tokens to
+    first hit, lines@10, tokens@10: what a reader pays for), then R@1/5/10, MRR@10, lines@5."""
     budgets = reports[0].budgets if reports else DEFAULT_BUDGETS
-    headers = ["index", "variant", "n", "R@1", "R@5", "R@10", "MRR@10", "lines@5"]
-    headers += budget_headers(budgets)
+    headers = ["index", "variant", "n", *budget_headers(budgets)]
+    headers += ["R@1", "R@5", "R@10", "MRR@10", "lines@5"]
     rows = []
     for report in reports:
         for group in sorted(g for g in report.metrics if "|" not in g):
             m = report.metrics[group]
             rows.append(
                 [report.label, group, str(int(m["n"]))]
+                + budget_cells(m, budgets)
                 + [f"{m[f'{rule}:{name}']:.3f}" for name in ("R@1", "R@5", "R@10", "MRR@10")]
                 + [f"{m['lines@5']:.1f}"]
-                + budget_cells(m, budgets)
             )
     return headers, rows
 

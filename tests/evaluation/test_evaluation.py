@@ -369,6 +369,7 @@ def _lines_chunk(chunk_id: str, file: str, start: int, end: int) -> Chunk:
 
 
 def test_budget_metrics_per_query_and_in_the_metrics_table() -> None:
+    from nexus.evaluation.budget import budget_label
     from nexus.retrieval.budget import line_tokens
 
     chunks = [_lines_chunk(c.id, c.file, c.start_line, c.end_line) for c in CHUNKS]
@@ -387,7 +388,9 @@ def test_budget_metrics_per_query_and_in_the_metrics_table() -> None:
     assert doc["tokens to first hit"] == pytest.approx((cost["c2"] + budgets[1]) / 2)
     assert report.metric("doc", "lines@10") == 60
     headers, rows = metrics_table(report)
-    assert headers[-3:] == ["tokens to first hit", "lines@10", "tokens@10"]
+    costs = ["tokens to first hit", "lines@10", "tokens@10"]
+    assert headers[3:8] == [*(budget_label(b) for b in budgets), *costs]  # budget metrics first
+    assert headers[8:] == ["R@1", "R@5", "R@10", "MRR@10", "lines@5"]
     assert len(rows[0]) == len(headers)
     record = report.rows[1].to_dict()
     assert record["tokens to first hit"] == cost["c4"] + cost["c2"]
