@@ -227,7 +227,7 @@ class ComparisonViews:
 
     metrics: Any  # per index and variant (an Arrow table, as ``st.dataframe`` takes it)
     quality: go.Figure  # MRR@10 and R@5 per variant and index
-    cost: go.Figure  # lines to read in the top 5
+    cost: go.Figure  # lines the top 10 show
     budget: go.Figure  # targets read within each budget
     per_query: Any  # rank, score and margin change per query (Arrow)
 

@@ -332,14 +332,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> pd.DataFr
 
 
 def metric_bars(comparison: Comparison) -> pd.DataFrame:
-    """Evaluate page: MRR@10, R@5 and lines@5 per strategy and query variant."""
+    """Evaluate page: the first two budget recalls (R@1k, R@2k), MRR@10 and lines@10 per
+    strategy and query variant."""
+    recalls = [budget_label(b) for b in comparison.baseline.budgets[:2]]
     return pd.DataFrame(
         {
             "strategy": report.label,
             "variant": safe.plot(group),
+            **{label: m.get(label, float("nan")) for label in recalls},
             "MRR@10": m["overlap50:MRR@10"],
-            "R@5": m["overlap50:R@5"],
-            "lines@5": m["lines@5"],
+            "lines@10": m.get("lines@10", float("nan")),
         }
         for report in (comparison.baseline, comparison.candidate)
         for group, m in report.metrics.items()
@@ -348,8 +350,9 @@ def metric_bars(comparison: Comparison) -> pd.DataFrame:
 
 
 def quality_chart(bars: pd.DataFrame) -> go.Figure:
-    """Evaluate page: MRR@10 and R@5 side by side, per variant and strategy."""
-    long = bars.melt(["strategy", "variant"], ["MRR@10", "R@5"], "metric")
+    """Evaluate page: the budget recalls first, then MRR@10, per variant and strategy."""
+    metrics = [c for c in bars.columns if c not in ("strategy", "variant", "lines@10")]
+    long = bars.melt(["strategy", "variant"], metrics, "metric")
     fig = px.bar(
         long,
         x="variant",
@@ -362,21 +365,21 @@ def quality_chart(bars: pd.DataFrame) -> go.Figure:
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     fig.update_layout(margin=dict(l=10, r=10, b=10), yaxis_title="")
-    return titled(fig, "Retrieval quality (higher is better)")
+    return titled(fig, "Found within a token budget, and MRR@10 (higher is better)")
 
 
 def cost_chart(bars: pd.DataFrame) -> go.Figure:
-    """Evaluate page: lines to read in the top 5, per variant and strategy."""
+    """Evaluate page: lines the top 10 hits show, per variant and strategy."""
     fig = px.bar(
         bars,
         x="variant",
-        y="lines@5",
+        y="lines@10",
         color="strategy",
         barmode="group",
         height=340,
     )
     fig.update_layout(margin=dict(l=10, r=10, b=10), showlegend=False)
-    return titled(fig, "Lines to read in the top 5 (lower is better)")
+    return titled(fig, "Lines the top 10 show (lower is better)")
 
 
 def budget_curves(
