@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import numpy as np
@@ -291,10 +292,13 @@ _TOLD: set[str] = set()
 
 def unguarded_main_script() -> str | None:
     """The script Python was started with when its top level tests no ``__name__`` (None
-    for ``python -m``, ``-c``, a notebook, or a script with the guard)."""
+    for ``python -m``, ``-c``, a notebook, a script with the guard, or a module that
+    Python did not load from a file: Streamlit runs each page in one it makes itself)."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     if path is None or getattr(getattr(main, "__spec__", None), "name", None):
+        return None
+    if not isinstance(getattr(main, "__loader__", None), SourceFileLoader):
         return None
     try:
         tree = ast.parse(Path(path).read_bytes())

@@ -258,19 +258,25 @@ def test_a_script_without_a_main_guard_is_chunked_in_its_own_process(tmp_path: P
 
 
 @pytest.mark.parametrize(
-    ("source", "spec", "unguarded"),
+    ("source", "spec", "loaded", "unguarded"),
     [
-        ("print('top level')\n", None, True),
-        ("def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n", None, False),
-        ("print('run with -m')\n", "tool.__main__", False),
+        ("print('top level')\n", None, True, True),
+        ("def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n", None, True, False),
+        ("print('run with -m')\n", "tool.__main__", True, False),
+        ("print('a Streamlit page')\n", None, False, False),  # its own module, no loader
     ],
 )
 def test_which_main_scripts_workers_cannot_run_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, spec: str | None, unguarded: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    spec: str | None,
+    loaded: bool,
+    unguarded: bool,
 ) -> None:
     import sys
     import types
-    from importlib.machinery import ModuleSpec
+    from importlib.machinery import ModuleSpec, SourceFileLoader
 
     from nexus.runtime.stream import unguarded_main_script, workers_that_can_start
 
@@ -279,6 +285,7 @@ def test_which_main_scripts_workers_cannot_run_again(
     main = types.ModuleType("__main__")
     main.__file__ = str(script)
     main.__spec__ = ModuleSpec(spec, None) if spec else None
+    main.__loader__ = SourceFileLoader("__main__", str(script)) if loaded else None
     monkeypatch.setitem(sys.modules, "__main__", main)
     assert unguarded_main_script() == (str(script) if unguarded else None)
     assert workers_that_can_start(4) == (1 if unguarded else 4)
