@@ -62,8 +62,7 @@ def die_with(owner: int) -> None:
     server goes, and a daemon thread waits on the owner itself: on a pidfd (no polling,
     no pid reuse), else by looking every second.
     """
-    with contextlib.suppress(OSError, AttributeError):  # Linux only
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent()
     try:
         pidfd = os.pidfd_open(owner)
     except ProcessLookupError:
@@ -73,6 +72,13 @@ def die_with(owner: int) -> None:
     watchdog = threading.Thread(target=_wait_for, args=(owner, pidfd), name="nexus-lifeline")
     watchdog.daemon = True
     watchdog.start()
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to kill this process when its parent ends (Linux; elsewhere nothing):
+    also a ``preexec_fn`` for a server a test or benchmark starts."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux only
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _wait_for(owner: int, pidfd: int | None) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from nexus.runtime.lifeline import die_with_parent
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 #: Headless Chromium as root in a closed network (see STYLE.md).
@@ -73,7 +75,14 @@ def dashboard_process(
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
     with open(workdir / "streamlit.log", "w+") as log:
-        process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,  # a test run killed outright leaves no server behind
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout_s

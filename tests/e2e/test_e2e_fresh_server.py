@@ -42,3 +42,46 @@ def test_a_link_to_a_page_on_a_fresh_server_lists_only_the_pages(browser, fresh_
     expect(page.get_by_role("heading", name=re.compile("Repository"))).to_be_visible(timeout=60_000)
     expect(links).to_have_text(PAGES)
     context.close()
+
+
+KILLED_MID_TEST = """
+import os, sys
+from pathlib import Path
+from nexus.ui.serve import dashboard_process
+
+with dashboard_process(Path(sys.argv[1])) as (url, process):
+    print(process.pid, flush=True)
+    os._exit(1)  # as a test run killed outright: no cleanup runs
+"""
+
+
+def test_a_test_run_killed_outright_leaves_no_server_behind(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_TEST, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=root,
+    )
+    server = int(done.stdout.split()[0])
+
+    def running(pid: int) -> bool:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        return "\nState:\tZ" not in status  # a zombie has ended
+
+    deadline = time.monotonic() + 30  # the kernel's signal lands at once; a wait, not a timing
+    while running(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(server)
