@@ -149,15 +149,15 @@ class Rescorer:
     def prefetch(self, queries: Iterable[str]) -> None:
         """Start embedding ``queries`` (each once) in the query model's thread, so that
         the fast tier ranks their hits meanwhile; ``cosines`` waits for the vector."""
-        graph = onnx_model_at(self.cache_dir)
-        assert graph is not None
         for query in queries:
             if query not in self._queries:
-                self._queries[query] = _QUERY_THREAD.submit(self._embed, graph, query)
+                self._queries[query] = _QUERY_THREAD.submit(self._embed, query)
         while len(self._queries) > QUERY_VECTORS_KEPT:
             del self._queries[next(iter(self._queries))]
 
-    def _embed(self, graph: Path, query: str) -> np.ndarray:
+    def _embed(self, query: str) -> np.ndarray:
+        graph = onnx_model_at(self.cache_dir)
+        assert graph is not None  # checked when re-scoring became ready (``_open``)
         return query_model(graph, self.words_view).encode([query])[0]
 
     def _query_vector(self, query: str) -> np.ndarray:

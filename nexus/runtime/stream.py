@@ -21,6 +21,7 @@ against 0.13 s to unpickle the strings (measured on lodash's chunks at load 14).
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 import multiprocessing
@@ -274,8 +275,8 @@ def workers_that_can_start(workers: int) -> int:
     not under ``if __name__ == "__main__":``, would then start workers of its own in every
     worker, each dying at once: a build that never ends. Such a script is chunked in its
     own process instead, and told so once on stderr."""
-    script = unguarded_main_script()
-    if workers > 1 and script is not None:
+    script = unguarded_main_script() if workers > 1 else None
+    if script is not None:
         if script not in _TOLD:
             _TOLD.add(script)
             print(
@@ -300,16 +301,22 @@ def unguarded_main_script() -> str | None:
         return None
     if not isinstance(getattr(main, "__loader__", None), SourceFileLoader):
         return None
+    return None if _tests_its_name(path) else path
+
+
+@functools.lru_cache(maxsize=8)
+def _tests_its_name(path: str) -> bool:
+    """Whether the script's top level has an ``if`` on ``__name__`` (read once per script;
+    one that cannot be read counts as guarded)."""
     try:
         tree = ast.parse(Path(path).read_bytes())
     except (OSError, SyntaxError, ValueError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.If) and any(
-            isinstance(name, ast.Name) and name.id == "__name__" for name in ast.walk(node.test)
-        ):
-            return None
-    return path
+        return True
+    return any(
+        isinstance(node, ast.If)
+        and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test))
+        for node in tree.body
+    )
 
 
 def _context() -> multiprocessing.context.ForkServerContext:

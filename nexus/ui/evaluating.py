@@ -226,7 +226,7 @@ class ComparisonViews:
     callers must not change them)."""
 
     metrics: Any  # per index and variant (an Arrow table, as ``st.dataframe`` takes it)
-    quality: go.Figure  # MRR@10 and R@5 per variant and index
+    quality: go.Figure  # R@1k, R@2k and MRR@10 per variant and index
     cost: go.Figure  # lines the top 10 show
     budget: go.Figure  # targets read within each budget
     per_query: Any  # rank, score and margin change per query (Arrow)

@@ -151,10 +151,10 @@ class _AtOnce:
     def __init__(self, events: list[str]) -> None:
         self.events = events
 
-    def submit(self, embed, graph, query) -> Future:
+    def submit(self, embed, query) -> Future:
         self.events.append(f"embed {query}")
         done: Future = Future()
-        done.set_result(embed(graph, query))
+        done.set_result(embed(query))
         return done
 
 
