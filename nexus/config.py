@@ -21,13 +21,14 @@ class ChunkConfig:
     """How a repository is chunked, embedded and searched. Checks itself on construction."""
 
     strategy: str = "ast"
-    # Defaults: chosen per token (bench/results/per_token.md): 320/48 against 512/64, the
-    # questions' tuning half R@1k +0.029, the doc-comment tuning sets' MRR@10 within 0.01 at
-    # fewer lines@5. 256/32 (issue 39, with answers held to 200 lines: R@1k 0.714 -> 0.743,
-    # NDCG@10 0.673 -> 0.682 on the tuning half, bench/results/answers.md) lets 50-line
-    # windows beat AST on the sample doc queries (overlap50; tests/test_end_to_end.py).
-    max_tokens: int = 320
-    min_tokens: int = 48
+    # Defaults: chosen per token. 320/48 against 512/64 (bench/results/per_token.md): the
+    # questions' tuning half R@1k +0.029. 256/32 against 320/48, both with the first hit
+    # taking in its strong neighbours (``RankingRules.lead_lines``; issue 39, fast tier,
+    # tuning half, mean of the styles): R@1k 0.728 -> 0.740, lines@10 212 -> 184, NDCG@10
+    # 0.677 -> 0.664 (bench/results/answers.md). Without the ranking stage, 50-line windows
+    # beat 256/32 on the sample doc queries; with it AST wins (tests/test_end_to_end.py).
+    max_tokens: int = 256
+    min_tokens: int = 32
     profile: str = "auto"
     encoding: str = DEFAULT_ENCODING
     context_header: bool = True  # file stem + symbol path before the code
@@ -98,8 +99,8 @@ PRESETS: dict[str, Preset] = {
             "retrieval",
             ChunkConfig().max_tokens,
             ChunkConfig().min_tokens,
-            "the defaults: more of the answer per token than 512/64 (questions and "
-            "doc-comment sets), doc-query MRR@10 within 0.01 of it (bench/results/per_token.md)",
+            "the defaults: the most of the answer within 1-2k tokens on the questions' "
+            "tuning half, answers near 180 lines (bench/results/answers.md)",
         ),
         Preset(
             "model-window",

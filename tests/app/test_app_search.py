@@ -53,13 +53,14 @@ def test_the_selected_hit_travels_in_the_link(page) -> None:
     at = page("search").run()
     at.text_input(key="query").input("copy object delete original").run()
     k = at.slider(key="k").value
-    header = hit_headers(at)[k + 2]  # the AST list's third hit (fourth when ranked hybrid)
+    # the AST list's first hit, with its neighbour (its first line is fourth ranked hybrid)
+    header = hit_headers(at)[k]
     file, start = re.search(r"`([^`]+)` L(\d+)", header).groups()
-    at.toggle(key="hit_ast_3").set_value(True).run()
+    at.toggle(key="hit_ast_1").set_value(True).run()
     assert not at.exception
     link = {name: (v[0] if isinstance(v, list) else v) for name, v in at.query_params.items()}
     assert link["hit"] == f"{file}:{start}"
-    assert [t.key for t in at.toggle if t.value and t.key.startswith("hit_ast")] == ["hit_ast_3"]
+    assert [t.key for t in at.toggle if t.value and t.key.startswith("hit_ast")] == ["hit_ast_1"]
     # Shown whole, numbered from the chunk's first line in the file (not from 1).
     end = int(re.search(r"`[^`]+` L\d+–(\d+)", header).group(1))
     numbered = [
@@ -75,7 +76,7 @@ def test_the_selected_hit_travels_in_the_link(page) -> None:
     on = [t.key for t in opened.toggle if t.value and t.key.startswith("hit_ast")]
     assert len(on) == 1
     rank = int(on[0].rsplit("_", 1)[1])
-    assert rank != 3  # found by its line, not by its rank
+    assert rank != 1  # found by its line, not by its rank
     header = hit_headers(opened)[opened.slider(key="k").value + rank - 1]
     assert f"`{file}` L" in header
     lines = re.search(r"L(\d+)–(\d+)", header).groups()
@@ -386,7 +387,7 @@ def test_a_settings_change_and_back_during_a_build_goes_on_with_the_same_build(p
     (build,) = indexing.BUILDS.builds()
     gated.step()
     gated.step()
-    at.slider(key="max_tokens").set_value(256).run()  # other settings: their own build
+    at.slider(key="max_tokens").set_value(384).run()  # other settings: their own build
     assert not at.exception
     other = [b for b in indexing.BUILDS.builds() if b is not build]
     assert len(other) == 1

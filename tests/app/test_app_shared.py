@@ -75,7 +75,7 @@ def test_a_second_session_with_the_same_settings_builds_nothing(page, builds) ->
 
 def test_other_settings_get_their_own_views(page, builds) -> None:
     default = visit_every_page(page)
-    other = visit_every_page(page, max_tokens=256, min_tokens=0)
+    other = visit_every_page(page, max_tokens=384, min_tokens=0)
     assert builds["token_histogram"] == 2
     assert builds["repo_sizes"] == 2
     assert builds["jsonl"] == 2
@@ -85,7 +85,7 @@ def test_other_settings_get_their_own_views(page, builds) -> None:
     lines = [
         [shape["x0"] for shape in charts[0]["layout"]["shapes"]] for _, charts in (default, other)
     ]
-    assert lines == [[widgets.DEFAULTS["max_tokens"], widgets.DEFAULTS["min_tokens"]], [256, 0]]
+    assert lines == [[widgets.DEFAULTS["max_tokens"], widgets.DEFAULTS["min_tokens"]], [384, 0]]
 
 
 def test_a_view_is_sized_within_the_budget() -> None:

@@ -91,7 +91,7 @@ def test_a_link_carries_the_sweep_and_runs_it(page) -> None:
 def test_export_downloads_the_sweep(page) -> None:
     at = page("home").run()
     at.switch_page("pages/4_Evaluate.py").run()
-    at.multiselect(key="sweep_max").set_value([256])
+    at.multiselect(key="sweep_max").set_value([384])
     at.multiselect(key="sweep_min").set_value([0, 32])
     at.button(key="run_sweep").click().run()
     assert at.query_params["sweep_min"] in ("0,32", ["0,32"])  # the link shares it at once

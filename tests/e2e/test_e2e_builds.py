@@ -29,7 +29,7 @@ def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def open_search(browser, url: str):
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(120_000)
+    page.set_default_timeout(240_000)  # 99 chunks at 1 s each, then the line windows
     page.goto(f"{url}/Search?q=copy+an+object+and+delete+the+original")
     wait_idle(page)
     return context, page

@@ -13,7 +13,11 @@ from nexus.ui.serve import dashboard_process
 
 pytestmark = pytest.mark.e2e
 
-LINK = "/Evaluate?repo=sample:express-images&sweep_max=128,256,512,1024&sweep_min=0,48"
+#: With 1024/48 in use, 256/0 finds more within 1k tokens (fake model), so Apply is offered.
+LINK = (
+    "/Evaluate?repo=sample:express-images&max_tokens=1024&min_tokens=48"
+    "&sweep_max=128,256,512,1024&sweep_min=0,48"
+)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""Hit selection: pieces of one unit are one hit, windows grow within the budget, and no
-line is shown twice in one answer."""
+"""Hit selection: pieces of one unit are one hit, windows grow within the budget, the first
+hit takes in its strong neighbours, and no line is shown twice in one answer."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _piece(n: int, first: int, last: int):
 RUN = [_piece(1, 1, 10), _piece(2, 11, 20), _piece(3, 21, 30)]
 CHUNKS = [*RUN, _slice("stop", 31, 35), _slice("close", 36, 40), _slice("b", 1, 4, "src/b.py")]
 #: One lever at a time: no windows, every line of a hit, lines shown twice allowed.
-NO_WINDOWS = RankingRules(window_lines=0, hit_lines=0, distinct_lines=False)
+NO_WINDOWS = RankingRules(window_lines=0, hit_lines=0, distinct_lines=False, lead_lines=0)
 
 
 def _shown(rules: RankingRules, dense: list[float], k: int = 3) -> list[tuple[str, int, int]]:
@@ -73,7 +73,28 @@ def test_windows_grow_only_with_the_lines_the_hits_leave(monkeypatch) -> None:
     assert select(order, CHUNKS, 2, scores, tight) == [Selected(3, (3, 4)), Selected(5, (5,))]
 
 
-def test_fewer_hits_asked_are_the_first_hits_of_more() -> None:
+def test_the_first_hit_takes_in_its_strong_neighbours_only() -> None:
+    order = [3, 5, 4, 2]  # stop, b, close (after stop), run-3 (before stop)
+    scores = [0.0, 0.0, 0.5, 1.0, 0.7, 0.9]
+    lead = Selection(window_share=0.6, lead_lines=80)
+    # close scores 0.7 of stop and joins it; run-3 (0.5) and b (another file) stay hits
+    assert select(order, CHUNKS, 3, scores, lead) == [
+        Selected(3, (3, 4)),
+        Selected(5, (5,)),
+        Selected(2, (2,)),
+    ]
+    # only the first hit grows: with b first, close stays a hit of its own beside stop
+    assert select([5, 3, 4], CHUNKS, 3, scores, lead) == [
+        Selected(5, (5,)),
+        Selected(3, (3,)),
+        Selected(4, (4,)),
+    ]
+    # within its line cap: stop and close together are 10 lines
+    assert select(order, CHUNKS, 2, scores, replace(lead, lead_lines=9))[0] == Selected(3, (3,))
+    assert select(order, CHUNKS, 2, scores, replace(lead, lead_lines=0))[0] == Selected(3, (3,))
+
+
+def test_fewer_hits_asked_are_the_first_hits_of_more(monkeypatch) -> None:
     """A budget reads deeper than ``k``: its first hits (and their windows) must be the
     answer of ``k``, so the answer budget counts the same top hits whatever ``k`` is."""
     order = [3, 5, 2, 4, 0, 1]
@@ -85,6 +106,13 @@ def test_fewer_hits_asked_are_the_first_hits_of_more() -> None:
         deep[:2],
         deep[:3],
     ]
+    # The first hit takes in its neighbours only while the shown top hits fill: run-3
+    # comes third, after the top two, so it joins stop in no answer, however deep.
+    monkeypatch.setattr(selection, "ANSWER_HITS", 2)
+    lead = Selection(window_lines=80, window_share=0.5, answer_lines=1, lead_lines=80)
+    deep = select(order, CHUNKS, 6, scores, lead)
+    assert deep[0] == Selected(3, (3,))
+    assert [select(order, CHUNKS, k, scores, lead) for k in (1, 2)] == [deep[:1], deep[:2]]
 
 
 def test_no_line_appears_in_two_hits_of_one_answer() -> None:

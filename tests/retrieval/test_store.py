@@ -84,7 +84,7 @@ def test_identity_follows_files_settings_and_model() -> None:
     others = [
         identity_for("r", files_digest(changed), ChunkConfig(), "m"),
         identity_for("r", files_digest(renamed), ChunkConfig(), "m"),
-        identity_for("r", digest, ChunkConfig(max_tokens=256), "m"),
+        identity_for("r", digest, ChunkConfig(max_tokens=384), "m"),
         identity_for("r", digest, ChunkConfig(context_header=False), "m"),
         identity_for("r", digest, ChunkConfig(strategy="lines"), "m"),
         identity_for("r", digest, ChunkConfig(), "m+dual"),
@@ -187,7 +187,7 @@ def test_cli_index_is_reused_by_search_and_eval_until_a_file_or_setting_changes(
     assert err.count("opened saved") == 2
 
     _, err = _run(
-        capsys, "search", str(cli_repo), "q", "--cache", cache, *both, "--max-tokens", "256"
+        capsys, "search", str(cli_repo), "q", "--cache", cache, *both, "--max-tokens", "384"
     )
     assert "built and saved ast index" in err and "opened saved lines index" in err
 
