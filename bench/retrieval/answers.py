@@ -188,6 +188,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "AST 320/48": ({}, "320-48"),
     "AST 288/40 without the lead hit's neighbours": ({"lead_lines": 0}, "288-40"),
     "AST 288/40": ({}, "288-40"),
+    "windows and the lead hit join at 0.5": ({"window_share": 0.5}, ""),
+    "windows and the lead hit join at 0.4": ({"window_share": 0.4}, ""),
     "AST 192/32, pieces merged, windows within 200 lines": (
         {"piece_lines": 80, "answer_lines": 200},
         "192-32",
