@@ -129,13 +129,19 @@ def select(
     return _distinct(selected, chunks) if rules.distinct_lines else selected
 
 
-def _neighbour(hit: _Hit, key: int) -> tuple[int, int] | None:
-    """(the chunk before, the chunk after) when ``key`` directly extends ``hit``."""
+def _span_with(hit: _Hit, key: int, chunks: Sequence[Chunk]) -> int | None:
+    """The lines ``hit`` would span with ``key`` when ``key`` directly extends it (the
+    chunk after its last or before its first) and the two may join; None otherwise."""
     if key == hit.high + 1:
-        return hit.high, key
-    if key == hit.low - 1:
-        return key, hit.low
-    return None
+        before, after = hit.high, key
+    elif key == hit.low - 1:
+        before, after = key, hit.low
+    else:
+        return None
+    if not joinable(chunks[before], chunks[after]):
+        return None
+    chunk = chunks[key]
+    return max(hit.end_line, chunk.end_line) - min(hit.start_line, chunk.start_line) + 1
 
 
 def _joins_lead(
@@ -151,12 +157,11 @@ def _joins_lead(
     (The top 10 at most, whatever ``k``: a deeper read has the same first hit.)"""
     if not rules.lead_lines or not hits or len(hits) >= filling:
         return False
-    lead, chunk = hits[0], chunks[key]
-    pair = _neighbour(lead, key)
-    if pair is None or scores[key] < rules.window_share * scores[lead.head]:
+    lead = hits[0]
+    if scores[key] < rules.window_share * scores[lead.head]:
         return False
-    span = max(lead.end_line, chunk.end_line) - min(lead.start_line, chunk.start_line) + 1
-    return span <= rules.lead_lines and joinable(chunks[pair[0]], chunks[pair[1]])
+    span = _span_with(lead, key, chunks)
+    return span is not None and span <= rules.lead_lines
 
 
 def _join(
@@ -171,11 +176,10 @@ def _join(
     window's neighbour; whether it joined."""
     chunk = chunks[key]
     for hit in hits:
-        pair = _neighbour(hit, key)
-        if pair is None or not joinable(chunks[pair[0]], chunks[pair[1]]):
+        span = _span_with(hit, key, chunks)
+        if span is None:
             continue
-        span = max(hit.end_line, chunk.end_line) - min(hit.start_line, chunk.start_line) + 1
-        inside = chunks[pair[1]] if key == pair[0] else chunks[pair[0]]
+        inside = chunks[hit.high if key > hit.high else hit.low]
         piece = rules.piece_lines and span <= rules.piece_lines and same_unit(inside, chunk)
         window = (
             windows
@@ -211,21 +215,16 @@ def _grow_within_budget(
             return
         if key in used:
             continue
-        chunk = chunks[key]
         for hit in hits:
-            pair = _neighbour(hit, key)
-            if pair is None or scores[key] < rules.window_share * scores[hit.head]:
+            if scores[key] < rules.window_share * scores[hit.head]:
                 continue
-            start = min(hit.start_line, chunk.start_line)
-            end = max(hit.end_line, chunk.end_line)
-            added = (end - start + 1) - hit.lines
-            if end - start + 1 > rules.window_lines or added > left:
+            span = _span_with(hit, key, chunks)
+            if span is None or span > rules.window_lines or span - hit.lines > left:
                 continue
-            if joinable(chunks[pair[0]], chunks[pair[1]]):
-                _extend(hit, key, chunk)
-                used.add(key)
-                left -= added
-                break
+            left -= span - hit.lines
+            _extend(hit, key, chunks[key])
+            used.add(key)
+            break
 
 
 def _shown_already(hits: list[_Hit], chunk: Chunk, chunks: Sequence[Chunk]) -> bool:
