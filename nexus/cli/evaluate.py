@@ -70,7 +70,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.tier == "fast" and isinstance(embedder, CachedEmbedder):
             embedder = embedder.inner  # it embeds about as fast as the disk cache reads
         analyses = analyze_files(repo.source_files(), config.encoding)
-        return _sweep(args, config, repo.name, analyses, queries, embedder, budgets)
+        rescorer = index_verb.rescoring_embedder(args, config)
+        return _sweep(args, config, repo.name, analyses, queries, embedder, budgets, rescorer)
     workspace = index_verb.open_workspace(args, config, repo)
     opened = index_verb.index_workspace(args, workspace, strategies(args))
     embedder, indexes = workspace.embedder, [one.index for one in opened]
@@ -197,8 +198,10 @@ def _sweep(
     queries: list,
     embedder: object,
     budgets: tuple[int, ...],
+    rescorer: object,
 ) -> int:
-    """The sweep's table (rank and budget metrics per setting) and its best setting."""
+    """The sweep's table (rank and budget metrics per setting) and its best setting;
+    with a ``rescorer`` (the fast tier), each setting scored as search answers."""
     from nexus.evaluation.budget import budget_label
     from nexus.evaluation.experiments import (
         HEADLINE_VARIANT,
@@ -211,7 +214,17 @@ def _sweep(
 
     grid_max = [int(x) for x in args.sweep_max.split(",")]
     grid_min = [int(x) for x in args.sweep_min.split(",")]
-    results = sweep(analyses, repo, config, queries, embedder, grid_max, grid_min, budgets=budgets)
+    if rescorer is not None:
+        print(
+            "nexus: scoring each setting as search answers: its best hits re-scored by "
+            f"{rescorer.name} (embedded once, through the cache; --fast-order: the fast "  # type: ignore[attr-defined]
+            "tier's own order, faster)",
+            file=sys.stderr,
+        )
+    results = sweep(
+        analyses, repo, config, queries, embedder, grid_max, grid_min,
+        budgets=budgets, rescore_with=rescorer,
+    )  # fmt: skip
     variants = {g for r in results for g in r.report.metrics}
     variant = HEADLINE_VARIANT if HEADLINE_VARIANT in variants else "all"
     shown = [budget_label(b) for b in budgets] + ["tokens@10", "MRR@10", "R@5", "lines@5"]

@@ -54,6 +54,22 @@ def cached_embedder(args: argparse.Namespace, config: ChunkConfig):
     return open_embedder(settings, say=lambda line: print(f"nexus: {line}", file=sys.stderr))
 
 
+def rescoring_embedder(args: argparse.Namespace, config: ChunkConfig):
+    """MiniLM behind the on-disk cache, as ``Workspace.search`` re-scores a fast-tier
+    index with it; None when it would not (another tier, ``--fast-order`` or
+    ``--no-rescore``, or the ranking stage off)."""
+    from dataclasses import replace
+
+    from nexus.retrieval.ranking import rules_for
+    from nexus.retrieval.tiers import FAST, QUALITY
+    from nexus.workspace import open_embedder
+
+    settings = workspace_settings(args, config)
+    if settings.tier != FAST or not settings.rescore or rules_for(config) is None:
+        return None
+    return open_embedder(replace(settings, tier=QUALITY))
+
+
 def open_workspace(args: argparse.Namespace, config: ChunkConfig, repo: Repository):
     """The workspace of ``repo`` under the flags' settings and embedder."""
     from nexus.workspace import Workspace

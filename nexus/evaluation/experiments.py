@@ -19,6 +19,7 @@ from nexus.chunking.pipeline import chunk_analyses
 from nexus.config import ChunkConfig
 from nexus.evaluation.budget import DEFAULT_BUDGETS, budget_label
 from nexus.evaluation.query_sets import Query
+from nexus.evaluation.rescoring import rescored_answers
 from nexus.evaluation.runs import EvalReport, evaluate
 from nexus.evaluation.text_memo import TextMemo
 from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancelled, over_window
@@ -62,17 +63,25 @@ def evaluate_config(
     chunks: Sequence[Chunk] | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     cancel: Callable[[], bool] | None = None,
+    rescore_with: Embedder | None = None,
 ) -> ConfigResult:
     """Chunk with ``config`` (unless its ``chunks`` are given), embed (through whatever
     cache ``embedder`` has), score: ranks and budget metrics (no per-query margins).
     ``cancel`` is asked once the chunks are embedded: True raises ``EmbeddingCancelled``
-    rather than score (seconds on a large repository)."""
+    rather than score (seconds on a large repository). ``rescore_with`` (MiniLM, over a
+    fast-tier ``embedder``): score the hits as ``Workspace.search`` answers them, the best
+    re-scored (``nexus.evaluation.rescoring``; with the ranking stage only)."""
     if chunks is None:
         chunks = chunk_analyses(analyses, config, repo=repo)
     index = VectorIndex.from_chunks(chunks, embedder, progress)
     if cancel is not None and cancel():
         raise EmbeddingCancelled(f"cancelled before scoring {describe(config)}")
     over = over_window(embedder, [c.embedding_text for c in chunks]).count
+    rules, answered = rules_for(config), None
+    if rescore_with is not None and rules is not None:
+        texts = [q.query for q in queries]
+        vectors = embedder.encode(texts) if query_vectors is None else query_vectors
+        answered = rescored_answers(index, texts, vectors, rules, rescore_with)
     report = evaluate(
         queries,
         index,
@@ -80,9 +89,10 @@ def evaluate_config(
         query_vectors=query_vectors,
         label=describe(config),
         lexical_weight=config.lexical_weight,
-        ranking=rules_for(config),
+        ranking=rules,
         budgets=budgets,
         detail=False,
+        answered=answered,
     )
     under = sum(1 for c in chunks if c.token_count < 32)
     return ConfigResult(config, len(chunks), over, under, report)
@@ -220,6 +230,7 @@ def sweep(
     cancel: Callable[[], bool] | None = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     clock: Callable[[], float] = time.perf_counter,
+    rescore_with: Embedder | None = None,
 ) -> list[ConfigResult]:
     """Evaluate every setting of ``sweep_grid``, each distinct chunk text embedded once.
 
@@ -241,6 +252,9 @@ def sweep(
             ``SweepCancelled`` holding the settings finished so far.
         budgets: the token budgets each setting's ``R@1k``-style metrics are read at.
         clock: seconds, monotonic, the paces are timed on (tests pass a fake one).
+        rescore_with: MiniLM, over a fast-tier ``embedder``: every setting scored as
+            ``Workspace.search`` answers, its best hits re-scored (``evaluate_config``);
+            a hit's text is embedded once for the sweep. Its time counts as scoring.
 
     Returns:
         One result per setting, in ``sweep_grid`` order.
@@ -251,6 +265,7 @@ def sweep(
     cheapest_first = [pair for pair in grid if pair in extra] + sorted(grid, reverse=True)
     pending = [pair for pair in dict.fromkeys(cheapest_first) if pair not in results]
     memo = TextMemo(embedder, cancel=cancel, clock=clock)
+    rescorer = None if rescore_with is None else TextMemo(rescore_with, cancel=cancel, clock=clock)
     stopped = cancel or (lambda: False)
     needed: set[bytes] = set()
     cached: set[bytes] = set()  # of the needed texts, those the embedding cache holds
@@ -314,7 +329,7 @@ def sweep(
             results[pair] = evaluate_config(
                 analyses, repo, configured(pair), queries, memo, query_vectors,
                 lambda _done, _total, what=what: report(f"{what}: embedding"), chunks, budgets,
-                cancel,
+                cancel, rescorer,
             )  # fmt: skip
             scoring = scoring.after(1, clock() - began - (embedding_s - embedded_before))
     except EmbeddingCancelled:

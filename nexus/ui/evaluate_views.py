@@ -132,10 +132,10 @@ def sweep_controls() -> sweeps.SweepChoice:
         format_func=sweeps.TIER_LABELS.get,
         key="sweep_tier",
         horizontal=True,
-        help="The fast tier is a static model distilled from MiniLM, offline: it ranks the "
-        "settings in nearly the same order (Spearman of doc MRR@10 0.89-1.00 on three "
-        "package sets) at a fraction of the time, with lower scores. Confirm the winner "
-        "with the quality tier.",
+        help="The fast tier is a static model distilled from MiniLM, offline, as Search "
+        "answers with it: each setting's best 30 hits per query are scored again by MiniLM "
+        "(only those are embedded, once for the whole sweep). Its chunks embed at a "
+        "fraction of MiniLM's time. Confirm the winner with the quality tier.",
     )
     if ss.get("sweep_distractors") not in sweeps.DISTRACTOR_CHOICES:
         ss["sweep_distractors"] = sweeps.EVERY_FILE

@@ -80,7 +80,7 @@ Work = Callable[..., list[ConfigResult]]
 #: The sweep's embedder choices, as the page names them.
 TIER_LABELS = {
     tiers.QUALITY: "quality (MiniLM)",
-    tiers.FAST: "fast (static, distilled from MiniLM)",
+    tiers.FAST: "fast (static, distilled from MiniLM; best hits re-scored by MiniLM)",
 }
 
 
@@ -325,20 +325,20 @@ def sweep_work(
     targets' and a sample: ``choice.files``) and ``queries``, with the tier's embedder:
     the fast one is built on the job's thread (distilled there if it is not yet) and has
     no disk cache (it would cost as much as it saves); the quality one is the model the
-    indexes use, behind the embedding cache."""
+    indexes use, behind the embedding cache. A fast sweep scores what Search answers on
+    the fast tier: each setting's best hits re-scored by that quality model."""
     files = experiments.sweep_files(
         analyses.repo_analyses(repo), queries, distractors_of(choice.files)
     )
     model = indexing.get_embedder(config.words_view)
 
     def work(**how: object) -> list[ConfigResult]:
-        chosen = (
-            fast_embedder(config.words_view)
-            if choice.tier == tiers.FAST
-            else CachedEmbedder(model, cache.embedding_cache())
-        )
+        quality = CachedEmbedder(model, cache.embedding_cache())
+        fast = choice.tier == tiers.FAST
         return experiments.sweep(
-            files, repo.name, config, queries, chosen, grid.maxes, grid.mins, extra=[current],
+            files, repo.name, config, queries,
+            fast_embedder(config.words_view) if fast else quality,
+            grid.maxes, grid.mins, extra=[current], rescore_with=quality if fast else None,
             **how,
         )  # fmt: skip
 

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nexus.chunking.pipeline import analyze_files, chunk_analyses
@@ -304,3 +305,66 @@ def test_the_sweep_time_left_counts_only_embedding_and_scoring_on_a_fake_clock(
     assert all(b <= a + 1e-9 for a, b in zip(etas, etas[1:], strict=False))  # no jumps
     assert any(s.what.endswith("chunking") for s, _ in timed)  # the slow step was reported
     assert any(s.cached_left for s, _ in seen) == cached_in_use
+
+
+class _Preferring(FakeEmbedder):
+    """A quality model that reads every query as the ``preferred`` texts, and no other."""
+
+    name = "preferring"
+
+    def __init__(self, preferred: set[str]) -> None:
+        super().__init__()
+        self.preferred = preferred
+
+    def encode(self, texts, progress=None):
+        self.calls.append(list(texts))
+        rows = np.zeros((len(texts), 2), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            row[0 if text in self.preferred else 1] = 1.0
+        return rows
+
+
+def test_rescored_answers_reorder_the_fast_hits_by_the_quality_models_cosine():
+    from nexus.evaluation.rescoring import rescored_answers
+    from nexus.retrieval.index import VectorIndex
+    from nexus.retrieval.ranking import DEFAULT_RULES
+    from nexus.retrieval.rescore import RESCORED_DENSE
+    from nexus.retrieval.search import search
+
+    repo, analyses, _ = _sample()
+    fast = FakeEmbedder()
+    index = VectorIndex.from_chunks(chunk_analyses(analyses, ChunkConfig(), repo=repo.name), fast)
+    text = "charge a card payment"
+    vector = fast.encode([text])
+    before = search(index, vector[0], text, 10, rules=DEFAULT_RULES)
+    fifth = (before[4].head or before[4].chunk).embedding_text
+    quality = _Preferring({text, fifth})
+    [after] = rescored_answers(index, [text], vector, DEFAULT_RULES, quality, depth=10)
+    assert len(quality.calls) == 1  # the query and every hit to re-score: one call
+    assert [h.key for h in after].index(before[4].key) < 4  # MiniLM's choice moved up
+    assert all(h.parts[0].name == RESCORED_DENSE for h in after)
+    assert [h.score for h in after] == sorted((h.score for h in after), reverse=True)
+    assert {h.key for h in after} == {h.key for h in before}  # the same hits, re-ordered
+
+
+def test_a_rescored_sweep_embeds_only_the_hits_each_once_and_scores_their_order():
+    repo, analyses, queries = _sample()
+    grid = ([128, 256], [0])
+    plain = sweep(analyses, repo.name, ChunkConfig(), queries, FakeEmbedder(), *grid)
+    quality = _Preferring({q.query for q in queries})  # all hits alike: dense drops out
+    answered = sweep(
+        analyses, repo.name, ChunkConfig(), queries, FakeEmbedder(), *grid, rescore_with=quality
+    )
+    texts = Counter(text for call in quality.calls for text in call)
+    assert texts and max(texts.values()) == 1  # once for the whole sweep
+    settings = [ChunkConfig(max_tokens=high, min_tokens=0) for high in grid[0]]
+    chunk_texts = {
+        c.embedding_text
+        for config in settings
+        for c in chunk_analyses(analyses, config, repo=repo.name)
+    }
+    hit_texts = set(texts) - {q.query for q in queries}
+    assert hit_texts and hit_texts <= chunk_texts
+    assert len({q.query for q in queries}) * 30 * len(grid[0]) >= len(hit_texts)
+    mrr = [[r.metric("MRR@10") for r in results] for results in (plain, answered)]
+    assert mrr[0] != mrr[1]  # the re-scored order is what was scored

@@ -184,10 +184,11 @@ def test_bad_tier_choices(tier, model, message, tmp_path):
         tier_embedder(tier, model_path=model, cache_dir=tmp_path)
 
 
-def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
-    """``nexus eval --tier fast --sweep`` scores every setting with the static model's
-    vectors, without the disk cache (the model embeds about as fast as the cache reads
-    and writes); MiniLM is never asked."""
+def test_eval_sweep_on_the_fast_tier_scores_what_search_answers(capsys, tmp_path, static_model_dir):
+    """``nexus eval --tier fast --sweep`` embeds every setting's chunks with the static
+    model, without the disk cache (it embeds about as fast as the cache reads and writes),
+    and scores each setting as search answers: its best hits re-scored by MiniLM, which
+    embeds those hits alone, through the cache. ``--fast-order`` never asks MiniLM."""
     from nexus.cli import main
 
     repo = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
@@ -195,10 +196,22 @@ def test_eval_sweep_on_the_fast_tier(capsys, tmp_path, static_model_dir):
     shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
     argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--tier", "fast"]
     argv += ["--cache", str(cache), "--sweep", "--sweep-max", "128,256", "--sweep-min", "0"]
+    vectors = EmbeddingCache(cache)
+    assert main([*argv, "--fast-order"]) == 0
+    fast = capsys.readouterr()
+    assert "ast 128/0" in fast.out and "ast 256/0" in fast.out and "best: ast" in fast.out
+    assert "re-scored" not in fast.err and vectors.count() == 0
     assert main(argv) == 0
-    out = capsys.readouterr().out
-    assert "ast 128/0" in out and "ast 256/0" in out and "best: ast" in out
-    assert EmbeddingCache(cache).count() == 0
+    answered = capsys.readouterr()
+    assert "best hits re-scored by all-MiniLM-L6-v2+dual" in answered.err
+    rows = [
+        [line for line in run.out.splitlines() if line.startswith("ast ")]
+        for run in (fast, answered)
+    ]
+    assert len(rows[1]) == 2 and rows[1] != rows[0]  # MiniLM moved the hits
+    assert vectors.count(f"{STATIC_MODEL_NAME}+dual") == 0 < vectors.count()
+    chunks = sum(int(row.split()[3]) for row in rows[1])
+    assert vectors.count() < chunks  # the hits re-scored, not every chunk of every setting
 
 
 def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_model_dir):
