@@ -70,6 +70,8 @@ BEFORE_ANSWERS = {
 }
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
+    "long hits cut to 40": ({"hit_lines": 40}, ""),
+    "long hits cut to 30": ({"hit_lines": 30}, ""),
     "before issue 39 (AST 320/48)": (BEFORE_ANSWERS, "320-48"),
     "after issue 39 (AST 256/32)": ({}, "256-32"),
     "after issue 39 (AST 320/48)": ({}, "320-48"),

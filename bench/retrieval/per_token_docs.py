@@ -100,6 +100,11 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
         (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
         DEFAULT_RULES,
     ),
+    "defaults now, long hits cut to 40 lines (not kept)": (
+        "ast",
+        (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
+        replace(DEFAULT_RULES, hit_lines=40),
+    ),
 }
 COLUMNS = ("MRR@10", "R@1", "R@5", "lines@5", "R@1k", "R@2k", "R@4k", "tokens to first hit")
 

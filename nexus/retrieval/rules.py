@@ -132,7 +132,10 @@ class RankingRules:
     #: with AST 256/32 and windows of 80 won the tuning half (R@1k 0.714 -> 0.753, NDCG@10
     #: 0.673 -> 0.679) but lost held out (NDCG@10 0.664 -> 0.615) and lets line windows
     #: beat AST on the sample doc queries (overlap50: a cut hit holds less than half of a
-    #: long target; tests/test_end_to_end.py).
+    #: long target; tests/test_end_to_end.py). 40 (long hits only; 5 Dec, fast tier, 256/32)
+    #: bought the question sets a little (paraphrase R@1k tuning 0.572 -> 0.577, held out
+    #: 0.526 -> 0.533, lines@10 -5 and -6, NDCG@10 equal; topics lose unless left whole) but
+    #: cost the dev doc set MRR@10 0.660 -> 0.614 and R@1k 0.820 -> 0.779.
     hit_lines: int = 0
     #: The first hit takes in the candidates next to it that score at least
     #: ``window_share`` of it while the top 10 fill, within this many lines (0: off;
