@@ -60,6 +60,7 @@ GROUPS = (*STYLES, MEAN, "all")
 #: lines whatever they cost, every line of a hit shown, lines shown twice.
 BEFORE_ANSWERS = {
     "window_lines": 80,
+    "window_share": 0.6,
     "answer_lines": 0,
     "piece_lines": 0,
     "distinct_lines": False,
@@ -70,6 +71,22 @@ BEFORE_ANSWERS = {
 }
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
+    "the lead hit's neighbours within 120 lines, joins at 0.4": (
+        {"lead_lines": 120, "window_share": 0.4},
+        "",
+    ),
+    "the lead hit's neighbours within 120 lines, joins at 0.5": (
+        {"lead_lines": 120, "window_share": 0.5},
+        "",
+    ),
+    "the defaults of 4 Dec (neighbours of the lead hit within 80 lines, joins at 0.6)": (
+        {"lead_unit_lines": 0, "window_share": 0.6},
+        "",
+    ),
+    "the lead hit's neighbours within 160 lines, joins at 0.4": (
+        {"lead_lines": 160, "window_share": 0.4},
+        "",
+    ),
     "long hits cut to 40": ({"hit_lines": 40}, ""),
     "long hits cut to 30": ({"hit_lines": 30}, ""),
     "before issue 39 (AST 320/48)": (BEFORE_ANSWERS, "320-48"),

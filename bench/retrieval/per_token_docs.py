@@ -80,6 +80,7 @@ SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
 BEFORE_ANSWERS = replace(
     DEFAULT_RULES,
     window_lines=80,
+    window_share=0.6,
     piece_lines=0,
     answer_lines=0,
     distinct_lines=False,
@@ -93,12 +94,17 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 320/48, answers within 140 lines (the defaults of 4 Dec)": (
         "ast",
         (320, 48),
-        replace(DEFAULT_RULES, lead_lines=0),
+        replace(DEFAULT_RULES, lead_lines=0, window_share=0.6),
     ),
     f"AST {ChunkConfig().max_tokens}/{ChunkConfig().min_tokens} (the defaults now), defaults now": (
         "ast",
         (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
         DEFAULT_RULES,
+    ),
+    "AST 256/32, the lead hit's neighbours within 80 lines joining at 0.6 (4 Dec)": (
+        "ast",
+        (256, 32),
+        replace(DEFAULT_RULES, lead_unit_lines=0, window_share=0.6),
     ),
     "defaults now, long hits cut to 40 lines (not kept)": (
         "ast",

@@ -110,8 +110,12 @@ class RankingRules:
     #: of the hit (0: any neighbouring candidate), so windows grow only while they pay.
     #: 0.6 (was 0.5) with query feedback: fast tier, tuning half, 320/48, R@1k 0.643 ->
     #: 0.656, R@2k +0.005, 37 fewer lines@10, NDCG@10 -0.003; doc MRR@10 -0.004 at ~20
-    #: fewer lines@5 (0.55-0.7 measured: bench/results/per_token.md).
-    window_share: float = 0.6
+    #: fewer lines@5 (0.55-0.7 measured: bench/results/per_token.md). 0.5 with
+    #: ``lead_lines`` 120 (5 Dec, fast tier, 256/32 and the answer budget): tuning
+    #: questions R@1k 0.740 -> 0.742, lines@10 184 -> 187, NDCG@10 0.664 -> 0.666, MRR@10
+    #: 0.726 -> 0.734; doc MRR@10 dev 0.660 -> 0.672, python-tuning 0.463 -> 0.473
+    #: (0.4 the same at a line more; bench/results/answers.md, answers_docs.md).
+    window_share: float = 0.5
     #: The pieces of one unit (a function cut because it outgrew the chunk budget): a
     #: piece next to a hit of its unit joins that hit, within this many lines, instead of
     #: taking another place of the top k (0: off; ``nexus.retrieval.selection``).
@@ -146,6 +150,12 @@ class RankingRules:
     #: MRR@10 dev 0.605 -> 0.660, Python tuning 0.430 -> 0.463 against the defaults before
     #: (320/48 without it), at equal lines@5 (bench/results/answers.md, answers_docs.md).
     lead_lines: int = 80
+    #: ... and within this many lines for a piece of the lead hit's own unit (a long
+    #: function cut by the chunk budget; 0: ``lead_lines``). 120 with ``window_share`` 0.5
+    #: (5 Dec; see there). 120 for every neighbour bought the same but let the sample's
+    #: 50-line windows join in pairs and beat AST chunks on its doc queries
+    #: (tests/test_end_to_end.py).
+    lead_unit_lines: int = 120
 
     def selection(self) -> Selection:
         """What hit selection (``nexus.retrieval.selection``) may do under these rules."""
@@ -156,6 +166,7 @@ class RankingRules:
             answer_lines=self.answer_lines,
             distinct_lines=self.distinct_lines,
             lead_lines=self.lead_lines,
+            lead_unit_lines=self.lead_unit_lines,
         )
 
     def for_topic(self) -> RankingRules:
@@ -198,7 +209,7 @@ BOOSTS: dict[str, tuple[str, ...]] = {
     "merged pieces": ("piece_lines",),
     "distinct lines": ("distinct_lines",),
     "hits cut to matched lines": ("hit_lines",),
-    "lead hit's neighbours": ("lead_lines",),
+    "lead hit's neighbours": ("lead_lines", "lead_unit_lines"),
 }
 DEFAULT_RULES = RankingRules()
 

@@ -55,6 +55,7 @@ class Selection:
     answer_lines: int = 0
     distinct_lines: bool = False
     lead_lines: int = 0
+    lead_unit_lines: int = 0
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def _joins_lead(
     rules: Selection,
 ) -> bool:
     """Whether ``key``, met while the first ``filling`` hits fill, is the first hit's
-    neighbour scoring at least ``window_share`` of it and fits in ``lead_lines`` with it.
+    neighbour scoring at least ``window_share`` of it and fits in ``lead_lines`` with it,
+    or in ``lead_unit_lines`` when it is a piece of the same unit.
     (The top 10 at most, whatever ``k``: a deeper read has the same first hit.)"""
     if not rules.lead_lines or not hits or len(hits) >= filling:
         return False
@@ -161,7 +163,11 @@ def _joins_lead(
     if scores[key] < rules.window_share * scores[lead.head]:
         return False
     span = _span_with(lead, key, chunks)
-    return span is not None and span <= rules.lead_lines
+    if span is None:
+        return False
+    inside = chunks[lead.high if key > lead.high else lead.low]
+    unit = rules.lead_unit_lines if same_unit(inside, chunks[key]) else 0
+    return span <= max(rules.lead_lines, unit)
 
 
 def _join(

@@ -94,6 +94,22 @@ def test_the_first_hit_takes_in_its_strong_neighbours_only() -> None:
     assert select(order, CHUNKS, 2, scores, replace(lead, lead_lines=0))[0] == Selected(3, (3,))
 
 
+def test_the_first_hit_takes_in_its_own_units_pieces_within_a_longer_cap() -> None:
+    scores = [0.9, 1.0, 0.9, 0.9, 0.0, 0.0]
+    lead = Selection(window_share=0.6, lead_lines=10, lead_unit_lines=30)
+    # run-3 is a piece of run-2's unit: 20 lines together, within 30; stop (another
+    # unit) would make 25, over the 10 of any neighbour, so it stays a hit of its own
+    assert select([1, 2, 3], CHUNKS, 3, scores, lead) == [
+        Selected(1, (1, 2)),
+        Selected(3, (3,)),
+    ]
+    assert select([1, 2, 3], CHUNKS, 3, scores, replace(lead, lead_unit_lines=0)) == [
+        Selected(1, (1,)),
+        Selected(2, (2,)),
+        Selected(3, (3,)),
+    ]
+
+
 def test_fewer_hits_asked_are_the_first_hits_of_more(monkeypatch) -> None:
     """A budget reads deeper than ``k``: its first hits (and their windows) must be the
     answer of ``k``, so the answer budget counts the same top hits whatever ``k`` is."""
