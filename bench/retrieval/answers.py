@@ -209,6 +209,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "AST 288/40": ({}, "288-40"),
     "windows and the lead hit join at 0.5": ({"window_share": 0.5}, ""),
     "windows and the lead hit join at 0.4": ({"window_share": 0.4}, ""),
+    "symbol hits with windows and the lead hit's neighbours (before 5 Dec)": (
+        {"symbol_hits_alone": False},
+        "",
+    ),
     "AST 192/32, pieces merged, windows within 200 lines": (
         {"piece_lines": 80, "answer_lines": 200},
         "192-32",

@@ -137,7 +137,9 @@ def rank(
     if len(chunks) == 0 or k <= 0:
         return []
     names, is_symbol = query_names(query)
-    if is_topical(query):
+    if is_symbol:
+        rules = rules.for_symbol()
+    elif is_topical(query):
         rules = rules.for_topic()
     dense_share = rules.symbol_dense if is_symbol else rules.natural_dense
     dense_part, keyword_part = _fuse(np.asarray(dense), np.asarray(keyword), rules.fusion)

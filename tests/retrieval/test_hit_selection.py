@@ -110,6 +110,22 @@ def test_the_first_hit_takes_in_its_own_units_pieces_within_a_longer_cap() -> No
     ]
 
 
+def test_a_symbol_querys_hits_show_their_own_chunks_alone() -> None:
+    """A name asks for its definition: the first hit of ``Runner.run`` is the chunk that
+    ranked, where a sentence's first hit takes in the rest of its unit."""
+    dense = np.array([0.9, 0.85, 0.8, 0.1, 0.1, 0.5])
+
+    def first_hit(query: str, rules: RankingRules) -> tuple[int, int]:
+        found = rank(CHUNKS, dense, np.zeros(len(CHUNKS)), query, 3, rules)
+        chunk = hit_chunk(CHUNKS, found[0])
+        return chunk.start_line, chunk.end_line
+
+    rules = RankingRules()
+    assert first_hit("how does the runner run", rules) == (1, 30)
+    assert first_hit("Runner.run", rules) == (1, 10)
+    assert first_hit("Runner.run", replace(rules, symbol_hits_alone=False)) == (1, 30)
+
+
 def test_fewer_hits_asked_are_the_first_hits_of_more(monkeypatch) -> None:
     """A budget reads deeper than ``k``: its first hits (and their windows) must be the
     answer of ``k``, so the answer budget counts the same top hits whatever ``k`` is."""
