@@ -9,11 +9,13 @@ lines@10, then NDCG@10 and MRR@10, and ``mean of styles`` (each style weighs the
 whatever its number of questions: the bar is lines@10 <= 200 on that mean).
 
     nice -n 10 .venv/bin/python bench/retrieval/answers.py [--split tune] [--variant NAME ...]
-        [--label lever] [--rescore] [--write]
+        [--label lever] [--tier fast|quality] [--rescore] [--write]
 
 Needs the fast tier's saved indexes
 (``bench/retrieval/questions_index.py --tier fast --strategy ast``, and ``--sizes 192-32`` /
-``256-32`` for the variants that name them). ``--rescore`` also
+``256-32`` for the variants that name them); ``--tier quality`` searches MiniLM's own
+indexes instead (``questions_index.py --tier quality --strategy ast``: every chunk embedded
+by MiniLM, so nothing to re-score). ``--rescore`` also
 scores each variant with its best ``RESCORE_DEPTH`` hits re-scored by MiniLM, as
 ``Workspace.search`` answers by default (MiniLM embeds those hits through the embedding
 cache: slow on a CPU, keep it to the final default). ``--write`` merges the rows into
@@ -220,30 +222,32 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-def fast_hits(case: Any, rules: RankingRules) -> list[Hit]:
-    """One question's ranked hits from the fast tier, read as deep as the budgets go."""
+def tier_hits(case: Any, rules: RankingRules) -> list[Hit]:
+    """One question's ranked hits from its index's tier, read as deep as the budgets go."""
     found, rules = case.candidates, rules.for_model(case.model)
     top = rank(found.chunks, found.dense, found.keyword, case.question.query, READ_DEPTH, rules)
     return ranked_hits(found, top)
 
 
-def measure(split: str, rules: RankingRules, sizes: str, with_rescore: bool) -> dict:
-    """Per run (``fast tier``, and ``re-scored`` with ``with_rescore``): per group
-    (``GROUPS``) the question count and the means of ``STYLE_COLUMNS``."""
-    fast = tier_cache(FAST, sizes)
+def measure(
+    split: str, rules: RankingRules, sizes: str, with_rescore: bool, tier: str = FAST
+) -> dict:
+    """Per run (``fast tier`` or ``quality tier``, and ``re-scored`` with ``with_rescore``):
+    per group (``GROUPS``) the question count and the means of ``STYLE_COLUMNS``."""
+    own = tier_cache(tier, sizes)
     minilm = tier_cache(QUALITY) if with_rescore else None
     scored: dict[str, dict[str, list[tuple[dict, Any]]]] = defaultdict(lambda: defaultdict(list))
     for repo, questions in load_questions(split).items():
-        folder = index_folder(INDEXES[FAST], repo, "ast", sizes)
+        folder = index_folder(INDEXES[tier], repo, "ast", sizes)
         if VectorIndex.read_manifest(folder) is None:
             print(f"(no index {folder}: run bench/retrieval/questions_index.py)", file=sys.stderr)
             continue
         index = VectorIndex.load(folder)
         files = {c.file for c in index.chunks}
-        for case in cases(index, questions, fast, rules):
-            runs = {"fast tier": fast_hits(case, rules)}
+        for case in cases(index, questions, own, rules):
+            hits = tier_hits(case, rules)
+            runs = {f"{tier} tier": hits}
             if minilm is not None:
-                hits = runs["fast tier"]
                 vectors = minilm.encode([case.question.query, *rescore_texts(hits)])
                 cosines = (vectors[1:] @ vectors[0]).tolist()
                 runs["re-scored"] = rescore(hits, cosines, case.question.query, rules)
@@ -325,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--split", action="append", choices=("tune", "heldout"), default=[])
     parser.add_argument("--variant", action="append", choices=tuple(VARIANTS), default=[])
     parser.add_argument("--label", default="lever", help="names the rows (before, after, ...)")
+    parser.add_argument("--tier", default=FAST, choices=(FAST, QUALITY))
     parser.add_argument("--rescore", action="store_true", help="also re-scored by MiniLM")
     parser.add_argument("--write", action="store_true", help="merge into bench/results")
     args = parser.parse_args(argv)
@@ -333,7 +338,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for variant in args.variant or ["defaults"]:
             overrides, sizes = VARIANTS[variant]
             rules = replace(DEFAULT_RULES, **overrides)
-            for run, groups in measure(split, rules, sizes, args.rescore).items():
+            measured = measure(split, rules, sizes, args.rescore, args.tier)
+            for run, groups in measured.items():
                 found[f"{args.label}|{split}|{variant}|{run}"] = groups
                 print(f"\n## {split}: {variant} ({run}; load {os.getloadavg()[0]:.1f})")
                 print(render_text(table({variant: groups})), flush=True)
