@@ -120,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         "answers: its best 30 hits re-scored by MiniLM, whose vectors of the chunks are "
         "computed first, once)",
     )
+    evaluate.add_argument(
+        "--rescore",
+        dest="rescore_any_size",
+        action="store_true",
+        help="with --sweep on the fast tier: re-score every setting however large the sweep "
+        "(by default a sweep whose hits would ask MiniLM for more than 6,000 texts, queries "
+        "x settings x 30, scores the fast tier's own order and says so)",
+    )
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument(
         "--choose-by",

@@ -208,12 +208,26 @@ def _sweep(
         best,
         default_choice,
         describe,
+        rescore_affordable,
+        rescore_texts_bound,
         sweep,
+        sweep_grid,
     )
     from nexus.tables import render_text
 
     grid_max = [int(x) for x in args.sweep_max.split(",")]
     grid_min = [int(x) for x in args.sweep_min.split(",")]
+    settings = len(sweep_grid(grid_max, grid_min))
+    affordable = rescore_affordable(len(queries), settings)
+    if rescorer is not None and not (affordable or args.rescore_any_size):
+        bound = rescore_texts_bound(len(queries), settings)
+        print(
+            f"nexus: scoring the fast tier's own order: re-scoring {len(queries)} queries x "
+            f"{settings} settings would ask MiniLM for up to {bound:,} hit texts (minutes "
+            "cold); --rescore re-scores them anyway",
+            file=sys.stderr,
+        )
+        rescorer = None
     if rescorer is not None:
         print(
             "nexus: scoring each setting as search answers: its best hits re-scored by "

@@ -26,6 +26,7 @@ from nexus.retrieval.embedding import CachedEmbedder, Embedder, EmbeddingCancell
 from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.ranking import rules_for
+from nexus.retrieval.rescore import RESCORE_DEPTH
 from nexus.runtime.progress import Pace, duration
 from nexus.types import Chunk
 
@@ -208,6 +209,24 @@ def sweep_grid(
     """Every (max, min) pair with ``min < max``, then the ``extra`` pairs not in it."""
     grid = [(hi, lo) for hi in max_tokens for lo in min_tokens if lo < hi]
     return grid + [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
+
+
+#: Most hit texts a sweep's re-scoring may ask MiniLM for by default (queries x settings x
+#: ``RESCORE_DEPTH``, before the settings share any): a few minutes of MiniLM cold, at ~30
+#: texts/s in float32 on two cores. Past it a sweep scores the fast tier's own order unless
+#: asked: the scale corpus's default sweep (300 queries x 6 settings, up to 54,000 texts)
+#: took 739 s re-scored cold against 120 s in the fast order (bench/results/fast_sweep.md).
+RESCORE_TEXTS = 6_000
+
+
+def rescore_texts_bound(queries: int, settings: int) -> int:
+    """The most hit texts re-scoring ``settings`` settings of ``queries`` queries embeds."""
+    return queries * settings * RESCORE_DEPTH
+
+
+def rescore_affordable(queries: int, settings: int) -> bool:
+    """Whether a sweep re-scores by default (``RESCORE_TEXTS``)."""
+    return rescore_texts_bound(queries, settings) <= RESCORE_TEXTS
 
 
 #: Chunks the counting pass keeps for the settings' runs (1-2 KB each); past this a

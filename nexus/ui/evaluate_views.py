@@ -219,7 +219,7 @@ def draw_sweep(
         f"*best*: the highest {safe.md(choose_by)} (rows within 0.005 are ties, won by fewer "
         "tokens in the top 10); the stars mark each chart's own best. R@1k: share of the "
         "targets read within 1,000 tokens; tokens to first hit: the median tokens read up to "
-        f"the first hit. Embedder: {safe.md(sweeps.TIER_LABELS.get(job.tier, job.tier))}; "
+        f"the first hit. Embedder: {safe.md(sweeps.embedder_label(job))}; "
         f"files: {safe.md(sweeps.distractors_label(job.files))}."
     )
     top = best(results, variant, choose_by=choose_by)

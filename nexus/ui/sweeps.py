@@ -82,6 +82,11 @@ TIER_LABELS = {
     tiers.QUALITY: "quality (MiniLM)",
     tiers.FAST: "fast (static, distilled from MiniLM; best hits re-scored by MiniLM)",
 }
+#: ... what a fast sweep too large to re-score scored (``experiments.RESCORE_TEXTS``).
+FAST_ORDER_LABEL = (
+    "fast (static, distilled from MiniLM), its own order: re-scoring this many queries and "
+    "settings would keep MiniLM busy for minutes"
+)
 
 
 #: "Files in the sweep": every file, or the target files plus this many others (strings:
@@ -127,10 +132,11 @@ class SweepJob:
         finished: dict[Budget, ConfigResult],
         tier: str = tiers.QUALITY,
         files: str = EVERY_FILE,
+        rescored: bool = False,
     ) -> None:
         self.key = key
         self.maxes, self.mins, self.current = list(maxes), list(mins), current
-        self.tier, self.files = tier, files
+        self.tier, self.files, self.rescored = tier, files, rescored
         self.grid = sweep_grid(self.maxes, self.mins, [current])
         self.resumed = sum(1 for pair in self.grid if pair in finished)
         self.results = dict(finished)
@@ -217,16 +223,17 @@ def start(
     work: Work,
     tier: str = tiers.QUALITY,
     files: str = EVERY_FILE,
+    rescored: bool = False,
 ) -> SweepJob:
     """Start a sweep over ``maxes`` x ``mins`` and ``current``, keeping the settings the
-    session's last job for ``key`` finished (a resume); ``tier`` and ``files`` (the
-    "Files in the sweep" choice) are recorded for the export."""
+    session's last job for ``key`` finished (a resume); ``tier``, ``files`` (the "Files in
+    the sweep" choice) and whether ``work`` re-scores are recorded for the page and export."""
     last = session_job()
     if last is not None and last.running:
         last.cancel()
         last.join()
     finished = last.results if last is not None and last.key == key else {}
-    job = SweepJob(key, sorted(maxes), sorted(mins), current, finished, tier, files)
+    job = SweepJob(key, sorted(maxes), sorted(mins), current, finished, tier, files, rescored)
     job.start(work)
     st.session_state[_JOB] = job
     if WAIT_S:
@@ -313,6 +320,21 @@ def due(
     return None
 
 
+def rescores(tier: str, queries: int, grid: SweepStart, current: Budget) -> bool:
+    """Whether a sweep of ``grid`` and ``current`` scores what Search answers: a fast one
+    re-scored by MiniLM, unless that would ask MiniLM for more than
+    ``experiments.RESCORE_TEXTS`` hit texts (then the fast tier's own order)."""
+    settings = len(sweep_grid(grid.maxes, grid.mins, [current]))
+    return tier == tiers.FAST and experiments.rescore_affordable(queries, settings)
+
+
+def embedder_label(job: SweepJob) -> str:
+    """The embedder and order a finished sweep scored, as the page names them."""
+    if job.tier == tiers.FAST and not job.rescored:
+        return FAST_ORDER_LABEL
+    return TIER_LABELS.get(job.tier, job.tier)
+
+
 def sweep_work(
     repo: Repository,
     config: ChunkConfig,
@@ -326,11 +348,12 @@ def sweep_work(
     the fast one is built on the job's thread (distilled there if it is not yet) and has
     no disk cache (it would cost as much as it saves); the quality one is the model the
     indexes use, behind the embedding cache. A fast sweep scores what Search answers on
-    the fast tier: each setting's best hits re-scored by that quality model."""
+    the fast tier: each setting's best hits re-scored by that quality model (``rescores``)."""
     files = experiments.sweep_files(
         analyses.repo_analyses(repo), queries, distractors_of(choice.files)
     )
     model = indexing.get_embedder(config.words_view)
+    rescored = rescores(choice.tier, len(queries), grid, current)
 
     def work(**how: object) -> list[ConfigResult]:
         quality = CachedEmbedder(model, cache.embedding_cache())
@@ -338,7 +361,7 @@ def sweep_work(
         return experiments.sweep(
             files, repo.name, config, queries,
             fast_embedder(config.words_view) if fast else quality,
-            grid.maxes, grid.mins, extra=[current], rescore_with=quality if fast else None,
+            grid.maxes, grid.mins, extra=[current], rescore_with=quality if rescored else None,
             **how,
         )  # fmt: skip
 
@@ -361,7 +384,7 @@ def export(current: Budget) -> tuple[pd.DataFrame, dict[str, object]] | None:
         "min_tokens": job.mins,
         "variant": variant,
         "tier": job.tier,
-        "embedder": TIER_LABELS.get(job.tier, job.tier),
+        "embedder": embedder_label(job),
         "files": distractors_label(job.files),
         "distractors": distractors_of(job.files),
         "in_use": list(in_use),

@@ -244,3 +244,16 @@ def test_a_fast_sweep_that_starts_by_distilling_says_so(monkeypatch) -> None:
     quality = sweeps.SweepJob("key", [256], [0], (512, 64), {})
     monkeypatch.setattr(sweeps, "fast_tier_ready", lambda: False)
     assert sweeps.progress_text(quality) == "Sweeping: starting"
+
+
+def test_a_fast_sweep_is_rescored_while_minilm_can_afford_it() -> None:
+    """A fast sweep scores what Search answers (re-scored) unless its hits would ask
+    MiniLM for more than ``RESCORE_TEXTS`` texts; the page then names the order it scored."""
+    grid = sweeps.SweepStart((256,), (0,), asked=True)  # with the setting in use: 2 settings
+    assert sweeps.rescores("fast", 13, grid, (512, 64))
+    assert not sweeps.rescores("fast", 300, grid, (512, 64))
+    assert not sweeps.rescores("quality", 13, grid, (512, 64))
+    small = sweeps.SweepJob("key", [256], [0], (512, 64), {}, tier="fast", rescored=True)
+    large = sweeps.SweepJob("key", [256], [0], (512, 64), {}, tier="fast", rescored=False)
+    assert "re-scored by MiniLM" in sweeps.embedder_label(small)
+    assert sweeps.embedder_label(large) == sweeps.FAST_ORDER_LABEL

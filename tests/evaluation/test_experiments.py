@@ -368,3 +368,12 @@ def test_a_rescored_sweep_embeds_only_the_hits_each_once_and_scores_their_order(
     assert len({q.query for q in queries}) * 30 * len(grid[0]) >= len(hit_texts)
     mrr = [[r.metric("MRR@10") for r in results] for results in (plain, answered)]
     assert mrr[0] != mrr[1]  # the re-scored order is what was scored
+
+
+def test_a_sweep_rescores_by_default_up_to_rescore_texts_hit_texts() -> None:
+    from nexus.evaluation.experiments import RESCORE_TEXTS, rescore_affordable
+    from nexus.retrieval.rescore import RESCORE_DEPTH
+
+    most = RESCORE_TEXTS // (6 * RESCORE_DEPTH)  # queries six settings may re-score
+    assert rescore_affordable(most, 6)
+    assert not rescore_affordable(most + 1, 6)

@@ -214,6 +214,32 @@ def test_eval_sweep_on_the_fast_tier_scores_what_search_answers(capsys, tmp_path
     assert vectors.count() < chunks  # the hits re-scored, not every chunk of every setting
 
 
+def test_a_sweep_too_large_to_rescore_scores_the_fast_order_unless_asked(
+    capsys, monkeypatch, tmp_path, static_model_dir
+):
+    """Past ``RESCORE_TEXTS`` hit texts (queries x settings x 30) a fast sweep scores the
+    fast tier's own order, says so and never asks MiniLM; ``--rescore`` re-scores anyway."""
+    from nexus.cli import main
+    from nexus.evaluation import experiments
+
+    repo = Path(__file__).resolve().parents[2] / "sample_repos" / "express-images"
+    cache = tmp_path / "cache"
+    shutil.copytree(static_model_dir, models_dir(cache) / STATIC_MODEL_NAME)
+    argv = ["eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--tier", "fast"]
+    argv += ["--cache", str(cache), "--sweep", "--sweep-max", "128,256", "--sweep-min", "0"]
+    queries = sum(1 for line in (repo / "queries.jsonl").read_text().splitlines() if line)
+    assert experiments.rescore_affordable(queries, 2)  # the sample re-scores by default
+    monkeypatch.setattr(experiments, "RESCORE_TEXTS", experiments.rescore_texts_bound(1, 2))
+    vectors = EmbeddingCache(cache)
+    assert main(argv) == 0
+    large = capsys.readouterr()
+    assert "scoring the fast tier's own order" in large.err and "--rescore" in large.err
+    assert "best: ast" in large.out and vectors.count() == 0
+    assert main([*argv, "--rescore"]) == 0
+    assert "best hits re-scored by all-MiniLM-L6-v2+dual" in capsys.readouterr().err
+    assert vectors.count() > 0
+
+
 def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_model_dir):
     from nexus.cli import main
 
