@@ -215,7 +215,7 @@ def sweep_grid(
 #: ``RESCORE_DEPTH``, before the settings share any): a few minutes of MiniLM cold, at ~30
 #: texts/s in float32 on two cores. Past it a sweep scores the fast tier's own order unless
 #: asked: the scale corpus's default sweep (300 queries x 6 settings, up to 54,000 texts)
-#: took 739 s re-scored cold against 120 s in the fast order (bench/results/fast_sweep.md).
+#: took 739 s re-scored cold against 73 s in the fast order (bench/results/fast_sweep.md).
 RESCORE_TEXTS = 6_000
 
 

@@ -342,18 +342,19 @@ def sweep_work(
     choice: SweepChoice,
     grid: SweepStart,
     current: Budget,
+    rescored: bool,
 ) -> Work:
     """The sweep of ``grid`` and ``current`` over ``repo``'s files (every one, or the
     targets' and a sample: ``choice.files``) and ``queries``, with the tier's embedder:
     the fast one is built on the job's thread (distilled there if it is not yet) and has
     no disk cache (it would cost as much as it saves); the quality one is the model the
     indexes use, behind the embedding cache. A fast sweep scores what Search answers on
-    the fast tier: each setting's best hits re-scored by that quality model (``rescores``)."""
+    the fast tier: each setting's best hits re-scored by that quality model, when
+    ``rescored`` (``rescores`` says whether it can afford to)."""
     files = experiments.sweep_files(
         analyses.repo_analyses(repo), queries, distractors_of(choice.files)
     )
     model = indexing.get_embedder(config.words_view)
-    rescored = rescores(choice.tier, len(queries), grid, current)
 
     def work(**how: object) -> list[ConfigResult]:
         quality = CachedEmbedder(model, cache.embedding_cache())
