@@ -86,6 +86,7 @@ BEFORE_ANSWERS = replace(
     distinct_lines=False,
     hit_lines=0,
     lead_lines=0,
+    lead_unit_lines=0,
     topic_path_word=0.05,
     topic_name_words=0.1,
 )
@@ -94,7 +95,7 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 320/48, answers within 140 lines (the defaults of 4 Dec)": (
         "ast",
         (320, 48),
-        replace(DEFAULT_RULES, lead_lines=0, window_share=0.6),
+        replace(DEFAULT_RULES, lead_lines=0, lead_unit_lines=0, window_share=0.6),
     ),
     f"AST {ChunkConfig().max_tokens}/{ChunkConfig().min_tokens} (the defaults now), defaults now": (
         "ast",

@@ -151,16 +151,21 @@ class RankingRules:
     #: (320/48 without it), at equal lines@5 (bench/results/answers.md, answers_docs.md).
     lead_lines: int = 80
     #: ... and within this many lines for a piece of the lead hit's own unit (a long
-    #: function cut by the chunk budget; 0: ``lead_lines``). 120 with ``window_share`` 0.5
+    #: function cut by the chunk budget; 0: ``lead_lines``; with ``lead_lines`` 0, only
+    #: the unit's pieces join). 120 with ``window_share`` 0.5
     #: (5 Dec; see there). 120 for every neighbour bought the same but let the sample's
     #: 50-line windows join in pairs and beat AST chunks on its doc queries
     #: (tests/test_end_to_end.py).
     lead_unit_lines: int = 120
-    #: A symbol query's hits show their own chunks alone: no windows and no neighbours for
-    #: the first hit (``for_symbol``). A name asks for its definition, which its chunk
-    #: holds; the lines around it are other units. 5 Dec (fast tier, AST 256/32, tuning
-    #: half, 24 symbol questions): lines@10 168 -> 146, NDCG@10 0.953 -> 0.969, R@1k and
-    #: R@2k 1.000 both; re-scored 159 -> 141 lines, NDCG@10 0.984 -> 1.000.
+    #: A symbol query's hits show their own units alone: no windows, and the first hit
+    #: takes in only the other pieces of its own unit (``for_symbol``). A name asks for its
+    #: definition; the lines around it are other units. 5 Dec (fast tier, AST 256/32,
+    #: tuning half, 24 symbol questions): lines@10 168 -> 152, R@1k and R@2k 1.000 both,
+    #: NDCG@10 0.953 both; the doc-comment tuning sets' name queries (overlap50) keep their
+    #: MRR@10 (dev 0.972 -> 0.969, Python tuning 0.943 -> 0.942) at 7-13 fewer lines@5.
+    #: Each hit's own chunk alone (no pieces either): 146 lines and NDCG@10 0.969 on the
+    #: questions, but name-query MRR@10 dev 0.920, Python tuning 0.878: a long definition's
+    #: first piece holds under half of it.
     symbol_hits_alone: bool = True
 
     def selection(self) -> Selection:
@@ -179,7 +184,7 @@ class RankingRules:
         """These rules for a symbol query (``symbol_hits_alone``)."""
         if not self.symbol_hits_alone:
             return self
-        return replace(self, window_lines=0, lead_lines=0, lead_unit_lines=0)
+        return replace(self, window_lines=0, lead_lines=0)
 
     def for_topic(self) -> RankingRules:
         """These rules for a short topical query (``topic_path_word``, ``topic_name_words``)."""

@@ -19,7 +19,8 @@ hits under these rules (weights in ``nexus.retrieval.rules.RankingRules``):
   fill, a candidate next to the first hit that scores at least ``window_share`` of it
   joins that hit (within ``lead_lines``) instead of taking another place: the best
   answer often spans two chunks (a function and the helper cut from it, a doc-less
-  method and its class), and a reader of only the first hit then sees both.
+  method and its class), and a reader of only the first hit then sees both. Pieces of
+  its own unit join within ``lead_unit_lines``; with ``lead_lines`` 0 only they do.
 
 - **long hits cut to the lines that matched** (``hit_lines``): a hit longer than that shows
   the run of ``hit_lines`` lines that holds the most query words, the earliest of equals
@@ -157,7 +158,7 @@ def _joins_lead(
     neighbour scoring at least ``window_share`` of it and fits in ``lead_lines`` with it,
     or in ``lead_unit_lines`` when it is a piece of the same unit.
     (The top 10 at most, whatever ``k``: a deeper read has the same first hit.)"""
-    if not rules.lead_lines or not hits or len(hits) >= filling:
+    if not (rules.lead_lines or rules.lead_unit_lines) or not hits or len(hits) >= filling:
         return False
     lead = hits[0]
     if scores[key] < rules.window_share * scores[lead.head]:

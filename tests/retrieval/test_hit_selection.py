@@ -36,7 +36,9 @@ def _piece(n: int, first: int, last: int):
 RUN = [_piece(1, 1, 10), _piece(2, 11, 20), _piece(3, 21, 30)]
 CHUNKS = [*RUN, _slice("stop", 31, 35), _slice("close", 36, 40), _slice("b", 1, 4, "src/b.py")]
 #: One lever at a time: no windows, every line of a hit, lines shown twice allowed.
-NO_WINDOWS = RankingRules(window_lines=0, hit_lines=0, distinct_lines=False, lead_lines=0)
+NO_WINDOWS = RankingRules(
+    window_lines=0, hit_lines=0, distinct_lines=False, lead_lines=0, lead_unit_lines=0
+)
 
 
 def _shown(rules: RankingRules, dense: list[float], k: int = 3) -> list[tuple[str, int, int]]:
@@ -110,20 +112,24 @@ def test_the_first_hit_takes_in_its_own_units_pieces_within_a_longer_cap() -> No
     ]
 
 
-def test_a_symbol_querys_hits_show_their_own_chunks_alone() -> None:
-    """A name asks for its definition: the first hit of ``Runner.run`` is the chunk that
-    ranked, where a sentence's first hit takes in the rest of its unit."""
+def test_a_symbol_querys_first_hit_takes_in_its_own_units_pieces_only() -> None:
+    """A name asks for its definition: a symbol query's hits get no windows, and the first
+    takes in the other pieces of its own unit but no neighbour of another unit."""
+    symbol = RankingRules().for_symbol().selection()
+    assert (symbol.window_lines, symbol.lead_lines, symbol.lead_unit_lines) == (0, 0, 120)
+    windowed = RankingRules(symbol_hits_alone=False)
+    assert windowed.for_symbol() == windowed
+    scores = [0.9, 1.0, 0.9, 0.9, 0.0, 0.0]
+    pieces_only = replace(symbol, lead_unit_lines=30)
+    # run-3 (a piece of run-2's unit) joins; stop, next to it and as strong, does not
+    assert select([1, 2, 3], CHUNKS, 3, scores, pieces_only) == [
+        Selected(1, (1, 2)),
+        Selected(3, (3,)),
+    ]
     dense = np.array([0.9, 0.85, 0.8, 0.1, 0.1, 0.5])
-
-    def first_hit(query: str, rules: RankingRules) -> tuple[int, int]:
-        found = rank(CHUNKS, dense, np.zeros(len(CHUNKS)), query, 3, rules)
-        chunk = hit_chunk(CHUNKS, found[0])
-        return chunk.start_line, chunk.end_line
-
-    rules = RankingRules()
-    assert first_hit("how does the runner run", rules) == (1, 30)
-    assert first_hit("Runner.run", rules) == (1, 10)
-    assert first_hit("Runner.run", replace(rules, symbol_hits_alone=False)) == (1, 30)
+    found = rank(CHUNKS, dense, np.zeros(len(CHUNKS)), "Runner.run", 3, RankingRules())
+    first = hit_chunk(CHUNKS, found[0])
+    assert (first.start_line, first.end_line) == (1, 30)
 
 
 def test_fewer_hits_asked_are_the_first_hits_of_more(monkeypatch) -> None:
