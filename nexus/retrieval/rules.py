@@ -111,7 +111,7 @@ class RankingRules:
     #: 0.6 (was 0.5) with query feedback: fast tier, tuning half, 320/48, R@1k 0.643 ->
     #: 0.656, R@2k +0.005, 37 fewer lines@10, NDCG@10 -0.003; doc MRR@10 -0.004 at ~20
     #: fewer lines@5 (0.55-0.7 measured: bench/results/per_token.md). 0.5 with
-    #: ``lead_lines`` 120 (5 Dec, fast tier, 256/32 and the answer budget): tuning
+    #: ``lead_unit_lines`` 120 (5 Dec, fast tier, 256/32 and the answer budget): tuning
     #: questions R@1k 0.740 -> 0.742, lines@10 184 -> 187, NDCG@10 0.664 -> 0.666, MRR@10
     #: 0.726 -> 0.734; doc MRR@10 dev 0.660 -> 0.672, python-tuning 0.463 -> 0.473
     #: (0.4 the same at a line more; bench/results/answers.md, answers_docs.md).
