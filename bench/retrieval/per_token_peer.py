@@ -57,10 +57,13 @@ from nexus.evaluation.query_sets import Query, Target, load_queries  # noqa: E40
 from nexus.evaluation.questions import (  # noqa: E402
     CATEGORIES,
     METRICS,
+    STYLE_COLUMNS,
+    STYLES,
     Place,
     Question,
     parse_questions,
     question_scores,
+    style_of,
 )
 from nexus.evaluation.runs import QueryRow, aggregate  # noqa: E402
 from nexus.retrieval.budget import Read  # noqa: E402
@@ -78,6 +81,7 @@ BUDGET_COLUMNS = [*(budget_label(b) for b in DEFAULT_BUDGETS), "tokens to first 
 BUDGET_COLUMNS += ["lines@10", "tokens@10"]
 
 Table = tuple[list[str], list[list[str]]]
+MEAN = "mean of styles"
 
 
 def hit_chunks(name: str, hits: Iterable[dict]) -> tuple[Chunk, ...]:
@@ -175,6 +179,35 @@ def groups(rows: Sequence[Scored]) -> dict[str, dict[str, dict[str, float]]]:
             if members:
                 out[split][category] = summarize_scored(members)
     return out
+
+
+def style_groups(rows: Sequence[Scored]) -> dict[str, dict[str, dict[str, float]]]:
+    """Summaries per split, then per question style (``STYLES``) and ``mean of styles``
+    (each style weighs the same), as ``bench/retrieval/answers.py`` reports Nexus."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for split in (*SPLITS, "both"):
+        chosen = [r for r in rows if split in ("both", r.split)]
+        by_style = {
+            style: [r for r in chosen if style_of(r.question.category) == style] for style in STYLES
+        }
+        summaries = {style: summarize_scored(rs) for style, rs in by_style.items() if rs}
+        if not summaries:
+            continue
+        summaries[MEAN] = {"n": sum(m["n"] for m in summaries.values())} | {
+            c: sum(m[c] for m in summaries.values()) / len(summaries) for c in STYLE_COLUMNS
+        }
+        out[split] = summaries
+    return out
+
+
+def style_table(summaries: dict[str, dict[str, dict[str, float]]]) -> Table:
+    """Rows ``split | style | n | R@1k | R@2k | lines@10 | NDCG@10 | MRR@10``."""
+    headers = ["split", "style", "n", *STYLE_COLUMNS]
+    rows = []
+    for split, by_style in summaries.items():
+        for style, m in by_style.items():
+            rows.append([split, style] + [cell(n, m[n]) for n in headers[2:]])
+    return headers, rows
 
 
 def cell(name: str, value: float) -> str:
@@ -311,6 +344,7 @@ class PeerRun:
     meta: dict
     report: dict
     questions: dict[str, dict[str, dict[str, float]]]
+    styles: dict[str, dict[str, dict[str, float]]]
     per_repo: dict[str, dict[str, float]]
     docs: dict[str, dict[str, float]] | None
 
@@ -320,11 +354,12 @@ def score_run(label: str, runs: Path, folders: Sequence[Path], doc_queries: Path
     meta = json.loads((runs / "index.json").read_text())
     index = meta["runs"]
     rows, per_repo, mismatches = score_questions(runs, index, folders)
-    summaries = groups(rows)
+    summaries, styles = groups(rows), style_groups(rows)
     report = {
         "runs": str(runs),
         "alpha": meta.get("alpha"),
         "questions": summaries,
+        "styles": styles,
         "repos": {name: {**without_files(index[name]), **m} for name, m in per_repo.items()},
         "mismatched_hits": mismatches,
     }
@@ -332,7 +367,7 @@ def score_run(label: str, runs: Path, folders: Sequence[Path], doc_queries: Path
     if (runs / "doc-dev.jsonl").exists() and doc_queries.exists():
         docs = score_docs(runs / "doc-dev.jsonl", doc_queries)
         report["doc_dev"] = {**docs, "index": without_files(index.get("doc-dev", {}))}
-    return PeerRun(label, meta, report, summaries, per_repo, docs)
+    return PeerRun(label, meta, report, summaries, styles, per_repo, docs)
 
 
 def labelled(text: str) -> tuple[str, Path]:
@@ -372,9 +407,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     ]
     main_run = scored[0]
     questions = joined([with_run(r.label, split_table(r.questions)) for r in scored])
+    styles = joined([with_run(r.label, style_table(r.styles)) for r in scored])
     repos = repo_table(main_run.meta["runs"], main_run.per_repo)
-    text = ["## Questions, per split and category\n", render_markdown(questions)]
+    text = [
+        "## Questions, per split and style (budget metrics first)\n",
+        "Paraphrase = semantic + architecture; `mean of styles`: each style weighs the same.\n",
+        render_markdown(styles),
+    ]
+    text += ["\n## Questions, per split and category\n", render_markdown(questions)]
     text += [f"\n## Per repository ({main_run.label})\n", render_markdown(repos)]
+    print(render_text(styles))
     print(render_text(questions))
     print(render_text(repos))
     with_docs = [r for r in scored if r.docs]

@@ -8,7 +8,14 @@ import math
 
 import pytest
 
-from bench.retrieval.per_token_peer import groups, mismatched_hits, read_run, score_docs, score_repo
+from bench.retrieval.per_token_peer import (
+    groups,
+    mismatched_hits,
+    read_run,
+    score_docs,
+    score_repo,
+    style_groups,
+)
 from nexus.evaluation.questions import parse_questions
 from nexus.retrieval.budget import line_tokens
 
@@ -76,6 +83,18 @@ def test_groups_by_split_and_category(tmp_path):
     assert summary["heldout"]["symbol"]["NDCG@10"] == 1.0
     assert summary["tune"]["architecture"]["NDCG@10"] == 0.0
     assert "architecture" not in summary["heldout"]
+
+
+def test_style_groups_weigh_each_style_the_same(tmp_path):
+    hits = run_file(tmp_path, [{"id": "r-2", "query": "B", "results": [hit("b.py", 1, 1, "B\n")]}])
+    summary = style_groups(score_repo("tune", QUESTIONS, hits, {"a.py", "b.py"}))
+    tune = summary["tune"]
+    # The architecture question is a paraphrase, missed; the symbol question is found.
+    assert list(tune) == ["paraphrase", "symbol", "mean of styles"]
+    assert tune["paraphrase"]["NDCG@10"] == 0.0 and tune["symbol"]["NDCG@10"] == 1.0
+    assert tune["mean of styles"]["n"] == 2
+    assert tune["mean of styles"]["NDCG@10"] == 0.5
+    assert tune["mean of styles"]["lines@10"] == pytest.approx(0.5)
 
 
 def test_mismatched_hits_names_hits_whose_lines_are_not_their_file(tmp_path):
