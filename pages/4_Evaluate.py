@@ -109,11 +109,8 @@ job = sweeps.session_job()
 linked = bool(st.session_state.pop(links.LINK_SWEEP, False))
 due = sweeps.due(job, sweep_key, current, choice, linked)
 if due is not None:
-    rescored = sweeps.rescores(choice.tier, len(query_set.queries), due, current)
-    work = sweeps.sweep_work(repo, config, query_set.queries, choice, due, current, rescored)
-    job = sweeps.start(
-        sweep_key, due.maxes, due.mins, current, work, choice.tier, choice.files, rescored
-    )
+    work = sweeps.sweep_work(repo, config, query_set.queries, choice, due, current)
+    job = sweeps.start(sweep_key, due.maxes, due.mins, current, work, choice.tier, choice.files)
     if due.asked:
         st.session_state[links.SWEEP_RUN] = True  # links carry the sweep from now on
         links.write_url_params({})

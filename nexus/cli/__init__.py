@@ -125,8 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="rescore_any_size",
         action="store_true",
         help="with --sweep on the fast tier: re-score every setting however large the sweep "
-        "(by default a sweep whose hits would ask MiniLM for more than 6,000 texts, queries "
-        "x settings x 30, scores the fast tier's own order and says so)",
+        "(by default a sweep that would ask MiniLM for more than 6,000 texts its cache "
+        "lacks, at most queries x settings x 30, scores the fast tier's own order and says so)",
     )
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument(

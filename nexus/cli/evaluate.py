@@ -205,11 +205,10 @@ def _sweep(
     from nexus.evaluation.budget import budget_label
     from nexus.evaluation.experiments import (
         HEADLINE_VARIANT,
+        RESCORE_TEXTS,
         best,
         default_choice,
         describe,
-        rescore_affordable,
-        rescore_texts_bound,
         sweep,
         sweep_grid,
     )
@@ -217,28 +216,26 @@ def _sweep(
 
     grid_max = [int(x) for x in args.sweep_max.split(",")]
     grid_min = [int(x) for x in args.sweep_min.split(",")]
-    settings = len(sweep_grid(grid_max, grid_min))
-    affordable = rescore_affordable(len(queries), settings)
-    if rescorer is not None and not (affordable or args.rescore_any_size):
-        bound = rescore_texts_bound(len(queries), settings)
+    limit = None if args.rescore_any_size else RESCORE_TEXTS
+    results = sweep(
+        analyses, repo, config, queries, embedder, grid_max, grid_min,
+        budgets=budgets, rescore_with=rescorer, rescore_limit=limit,
+    )  # fmt: skip
+    if results and all(r.rescored for r in results):
         print(
-            f"nexus: scoring the fast tier's own order: re-scoring {len(queries)} queries x "
-            f"{settings} settings would ask MiniLM for up to {bound:,} hit texts (minutes "
-            "cold); --rescore re-scores them anyway",
-            file=sys.stderr,
-        )
-        rescorer = None
-    if rescorer is not None:
-        print(
-            "nexus: scoring each setting as search answers: its best hits re-scored by "
+            "nexus: scored each setting as search answers: its best hits re-scored by "
             f"{rescorer.name} (embedded once, through the cache; --fast-order: the fast "  # type: ignore[attr-defined]
             "tier's own order, faster)",
             file=sys.stderr,
         )
-    results = sweep(
-        analyses, repo, config, queries, embedder, grid_max, grid_min,
-        budgets=budgets, rescore_with=rescorer,
-    )  # fmt: skip
+    elif rescorer is not None:
+        settings = len(sweep_grid(grid_max, grid_min))
+        print(
+            f"nexus: scored the fast tier's own order: re-scoring {len(queries)} queries x "
+            f"{settings} settings would ask MiniLM for more than {RESCORE_TEXTS:,} texts its "
+            "cache lacks (minutes cold); --rescore re-scores them anyway",
+            file=sys.stderr,
+        )
     variants = {g for r in results for g in r.report.metrics}
     variant = HEADLINE_VARIANT if HEADLINE_VARIANT in variants else "all"
     shown = [budget_label(b) for b in budgets] + ["tokens@10", "MRR@10", "R@5", "lines@5"]

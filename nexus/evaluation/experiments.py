@@ -43,6 +43,8 @@ class ConfigResult:
     # from an even sample past OVER_WINDOW_SAMPLE chunks)
     under_32: int  # chunks under 32 tokens
     report: EvalReport
+    #: Scored as ``Workspace.search`` answers: the fast tier's best hits re-scored by MiniLM.
+    rescored: bool = False
 
     def metric(self, name: str, variant: str = HEADLINE_VARIANT) -> float:
         group = variant if variant in self.report.metrics else "all"
@@ -96,7 +98,7 @@ def evaluate_config(
         answered=answered,
     )
     under = sum(1 for c in chunks if c.token_count < 32)
-    return ConfigResult(config, len(chunks), over, under, report)
+    return ConfigResult(config, len(chunks), over, under, report, rescored=answered is not None)
 
 
 def describe(config: ChunkConfig) -> str:
@@ -211,22 +213,27 @@ def sweep_grid(
     return grid + [pair for pair in dict.fromkeys(extra) if pair not in grid and pair[1] <= pair[0]]
 
 
-#: Most hit texts a sweep's re-scoring may ask MiniLM for by default (queries x settings x
-#: ``RESCORE_DEPTH``, before the settings share any): a few minutes of MiniLM cold, at ~30
-#: texts/s in float32 on two cores. Past it a sweep scores the fast tier's own order unless
-#: asked: the scale corpus's default sweep (300 queries x 6 settings, up to 54,000 texts)
-#: took 739 s re-scored cold against 73 s in the fast order (bench/results/fast_sweep.md).
+#: Most texts a sweep's re-scoring may ask MiniLM for by default (queries x settings x
+#: ``RESCORE_DEPTH`` hit texts at most, and never more than the sweep's chunk texts that
+#: MiniLM's cache lacks): a few minutes of MiniLM cold, at ~30 texts/s in float32 on two
+#: cores. Past it a sweep scores the fast tier's own order unless asked: the scale
+#: corpus's default sweep (300 queries x 6 settings, up to 54,000 texts) took 739 s
+#: re-scored cold against 73 s in the fast order (bench/results/fast_sweep.md). A
+#: repository whose index MiniLM has read (the background job fills the cache) lacks few.
 RESCORE_TEXTS = 6_000
 
 
-def rescore_texts_bound(queries: int, settings: int) -> int:
-    """The most hit texts re-scoring ``settings`` settings of ``queries`` queries embeds."""
-    return queries * settings * RESCORE_DEPTH
+def rescore_texts_bound(queries: int, settings: int, uncached: int | None = None) -> int:
+    """The most texts re-scoring ``settings`` settings of ``queries`` queries asks MiniLM
+    for: each query's hit texts, or (``uncached``) the sweep's chunk texts and queries
+    its cache lacks, whichever is fewer."""
+    bound = queries * settings * RESCORE_DEPTH
+    return bound if uncached is None else min(bound, uncached)
 
 
-def rescore_affordable(queries: int, settings: int) -> bool:
+def rescore_affordable(queries: int, settings: int, uncached: int | None = None) -> bool:
     """Whether a sweep re-scores by default (``RESCORE_TEXTS``)."""
-    return rescore_texts_bound(queries, settings) <= RESCORE_TEXTS
+    return rescore_texts_bound(queries, settings, uncached) <= RESCORE_TEXTS
 
 
 #: Chunks the counting pass keeps for the settings' runs (1-2 KB each); past this a
@@ -250,6 +257,7 @@ def sweep(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     clock: Callable[[], float] = time.perf_counter,
     rescore_with: Embedder | None = None,
+    rescore_limit: int | None = None,
 ) -> list[ConfigResult]:
     """Evaluate every setting of ``sweep_grid``, each distinct chunk text embedded once.
 
@@ -274,6 +282,12 @@ def sweep(
         rescore_with: MiniLM, over a fast-tier ``embedder``: every setting scored as
             ``Workspace.search`` answers, its best hits re-scored (``evaluate_config``);
             a hit's text is embedded once for the sweep. Its time counts as scoring.
+        rescore_limit: with ``rescore_with``, re-score only when it would ask MiniLM for at
+            most this many texts (``rescore_affordable`` over the whole grid, counted
+            after the counting pass from what MiniLM's cache lacks of the pending
+            settings' texts); else score the fast tier's own order. Each result says which
+            (``ConfigResult.rescored``); ``finished`` ones scored in the other order run
+            again. None: re-score whatever it costs.
 
     Returns:
         One result per setting, in ``sweep_grid`` order.
@@ -332,6 +346,17 @@ def sweep(
             counted[pair] = chunks
     if isinstance(embedder, CachedEmbedder) and needed:
         cached = embedder.cache.present(embedder.name, list(needed))
+    if rescore_with is not None and rescore_limit is not None:
+        uncached = _lacking(rescore_with, needed | {text_key(q.query) for q in queries})
+        if rescore_texts_bound(len(queries), len(grid), uncached) > rescore_limit:
+            rescorer = None
+    # Every row of one sweep is scored in one order: finished settings scored in the
+    # other one run again (the fast order costs no model; re-scoring, their hits).
+    rescoring = rescorer is not None and rules_for(base) is not None
+    other_order = [pair for pair, result in results.items() if result.rescored != rescoring]
+    for pair in other_order:
+        del results[pair]
+    pending += other_order
     report(f"embedding {len(queries)} queries")
     try:
         query_vectors = memo.encode([q.query for q in queries])
@@ -355,6 +380,14 @@ def sweep(
         raise SweepCancelled(results) from None
     report("done")
     return [results[pair] for pair in grid]
+
+
+def _lacking(embedder: Embedder, keys: set[bytes]) -> int:
+    """How many of the texts ``keys`` ``embedder`` would have to embed (all of them
+    without a cache)."""
+    if not isinstance(embedder, CachedEmbedder) or not keys:
+        return len(keys)
+    return len(keys) - len(embedder.cache.present(embedder.name, list(keys)))
 
 
 #: Metrics a sweep may be chosen by where lower is better (the others: higher).

@@ -132,11 +132,10 @@ class SweepJob:
         finished: dict[Budget, ConfigResult],
         tier: str = tiers.QUALITY,
         files: str = EVERY_FILE,
-        rescored: bool = False,
     ) -> None:
         self.key = key
         self.maxes, self.mins, self.current = list(maxes), list(mins), current
-        self.tier, self.files, self.rescored = tier, files, rescored
+        self.tier, self.files = tier, files
         self.grid = sweep_grid(self.maxes, self.mins, [current])
         self.resumed = sum(1 for pair in self.grid if pair in finished)
         self.results = dict(finished)
@@ -199,6 +198,13 @@ class SweepJob:
         """Every setting of the grid is done (not cancelled, not failed, not running)."""
         return not self.running and all(pair in self.results for pair in self.grid)
 
+    @property
+    def rescored(self) -> bool:
+        """Whether every finished setting was scored as Search answers (re-scored by
+        MiniLM; a fast sweep that could not afford it scored the fast tier's order)."""
+        rows = self.rows()
+        return bool(rows) and all(r.rescored for r in rows)
+
 
 def progress_text(job: SweepJob) -> str:
     """The running sweep's bar text: its status, or what it waits for before the first
@@ -223,17 +229,16 @@ def start(
     work: Work,
     tier: str = tiers.QUALITY,
     files: str = EVERY_FILE,
-    rescored: bool = False,
 ) -> SweepJob:
     """Start a sweep over ``maxes`` x ``mins`` and ``current``, keeping the settings the
-    session's last job for ``key`` finished (a resume); ``tier``, ``files`` (the "Files in
-    the sweep" choice) and whether ``work`` re-scores are recorded for the page and export."""
+    session's last job for ``key`` finished (a resume); ``tier`` and ``files`` (the "Files
+    in the sweep" choice) are recorded for the page and export."""
     last = session_job()
     if last is not None and last.running:
         last.cancel()
         last.join()
     finished = last.results if last is not None and last.key == key else {}
-    job = SweepJob(key, sorted(maxes), sorted(mins), current, finished, tier, files, rescored)
+    job = SweepJob(key, sorted(maxes), sorted(mins), current, finished, tier, files)
     job.start(work)
     st.session_state[_JOB] = job
     if WAIT_S:
@@ -320,14 +325,6 @@ def due(
     return None
 
 
-def rescores(tier: str, queries: int, grid: SweepStart, current: Budget) -> bool:
-    """Whether a sweep of ``grid`` and ``current`` scores what Search answers: a fast one
-    re-scored by MiniLM, unless that would ask MiniLM for more than
-    ``experiments.RESCORE_TEXTS`` hit texts (then the fast tier's own order)."""
-    settings = len(sweep_grid(grid.maxes, grid.mins, [current]))
-    return tier == tiers.FAST and experiments.rescore_affordable(queries, settings)
-
-
 def embedder_label(job: SweepJob) -> str:
     """The embedder and order a finished sweep scored, as the page names them."""
     if job.tier == tiers.FAST and not job.rescored:
@@ -342,15 +339,15 @@ def sweep_work(
     choice: SweepChoice,
     grid: SweepStart,
     current: Budget,
-    rescored: bool,
 ) -> Work:
     """The sweep of ``grid`` and ``current`` over ``repo``'s files (every one, or the
     targets' and a sample: ``choice.files``) and ``queries``, with the tier's embedder:
     the fast one is built on the job's thread (distilled there if it is not yet) and has
     no disk cache (it would cost as much as it saves); the quality one is the model the
     indexes use, behind the embedding cache. A fast sweep scores what Search answers on
-    the fast tier: each setting's best hits re-scored by that quality model, when
-    ``rescored`` (``rescores`` says whether it can afford to)."""
+    the fast tier: each setting's best hits re-scored by that quality model, while that
+    asks it for at most ``experiments.RESCORE_TEXTS`` texts its cache lacks (else the
+    fast tier's own order: ``SweepJob.rescored``)."""
     files = experiments.sweep_files(
         analyses.repo_analyses(repo), queries, distractors_of(choice.files)
     )
@@ -362,8 +359,8 @@ def sweep_work(
         return experiments.sweep(
             files, repo.name, config, queries,
             fast_embedder(config.words_view) if fast else quality,
-            grid.maxes, grid.mins, extra=[current], rescore_with=quality if rescored else None,
-            **how,
+            grid.maxes, grid.mins, extra=[current], rescore_with=quality if fast else None,
+            rescore_limit=experiments.RESCORE_TEXTS, **how,
         )  # fmt: skip
 
     return work

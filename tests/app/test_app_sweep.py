@@ -246,14 +246,39 @@ def test_a_fast_sweep_that_starts_by_distilling_says_so(monkeypatch) -> None:
     assert sweeps.progress_text(quality) == "Sweeping: starting"
 
 
-def test_a_fast_sweep_is_rescored_while_minilm_can_afford_it() -> None:
-    """A fast sweep scores what Search answers (re-scored) unless its hits would ask
-    MiniLM for more than ``RESCORE_TEXTS`` texts; the page then names the order it scored."""
-    grid = sweeps.SweepStart((256,), (0,), asked=True)  # with the setting in use: 2 settings
-    assert sweeps.rescores("fast", 13, grid, (512, 64))
-    assert not sweeps.rescores("fast", 300, grid, (512, 64))
-    assert not sweeps.rescores("quality", 13, grid, (512, 64))
-    small = sweeps.SweepJob("key", [256], [0], (512, 64), {}, tier="fast", rescored=True)
-    large = sweeps.SweepJob("key", [256], [0], (512, 64), {}, tier="fast", rescored=False)
-    assert "re-scored by MiniLM" in sweeps.embedder_label(small)
-    assert sweeps.embedder_label(large) == sweeps.FAST_ORDER_LABEL
+def test_the_page_names_the_order_a_fast_sweep_scored(monkeypatch, tmp_path) -> None:
+    """A fast sweep scores what Search answers (re-scored) unless MiniLM's cache lacks
+    more than ``RESCORE_TEXTS`` of its texts; the page names the order its rows were scored in."""
+    from pathlib import Path
+
+    from nexus.chunking.pipeline import analyze_files
+    from nexus.evaluation.query_sets import load_queries
+    from nexus.ingest.sources import open_repository
+    from nexus.retrieval.embedding import CachedEmbedder
+    from nexus.retrieval.embedding_cache import EmbeddingCache
+    from nexus.ui.fake_embedder import HashingEmbedder
+
+    folder = Path(__file__).resolve().parents[2] / "sample_repos" / "ts-payments"
+    repo = open_repository(folder)
+    analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
+    queries = load_queries(folder / "queries.jsonl")
+    minilm = CachedEmbedder(HashingEmbedder(dim=64), EmbeddingCache(tmp_path))
+
+    def work(limit: int | None):
+        def run(**how):
+            return experiments.sweep(
+                analyses, repo.name, ChunkConfig(), queries, HashingEmbedder(), [256], [0],
+                extra=[(512, 64)], rescore_with=minilm, rescore_limit=limit, **how,
+            )  # fmt: skip
+
+        return run
+
+    monkeypatch.setattr(sweeps.st, "session_state", {})
+    cold = sweeps.start("cold", [256], [0], (512, 64), work(0), tier="fast")
+    cold.join(60)
+    assert cold.complete() and not cold.rescored
+    assert sweeps.embedder_label(cold) == sweeps.FAST_ORDER_LABEL
+    affordable = sweeps.start("warm", [256], [0], (512, 64), work(None), tier="fast")
+    affordable.join(60)
+    assert affordable.complete() and affordable.rescored
+    assert "re-scored by MiniLM" in sweeps.embedder_label(affordable)

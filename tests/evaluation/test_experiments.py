@@ -377,3 +377,46 @@ def test_a_sweep_rescores_by_default_up_to_rescore_texts_hit_texts() -> None:
     most = RESCORE_TEXTS // (6 * RESCORE_DEPTH)  # queries six settings may re-score
     assert rescore_affordable(most, 6)
     assert not rescore_affordable(most + 1, 6)
+    # ... fewer when MiniLM's cache holds most of the sweep's texts
+    assert rescore_affordable(10 * most, 6, uncached=RESCORE_TEXTS)
+    assert not rescore_affordable(10 * most, 6, uncached=RESCORE_TEXTS + 1)
+
+
+class _Quality(FakeEmbedder):
+    name = "fake-quality"
+
+
+def test_a_sweep_rescores_when_minilms_cache_lacks_few_of_its_texts(tmp_path):
+    """With a limit, a cold cache means the fast order (MiniLM never asked); once the cache
+    holds the sweep's texts (as after the background job reads an index) the same sweep
+    re-scores at no model call, and finished settings of the fast order run again."""
+    from nexus.retrieval.embedding import CachedEmbedder
+    from nexus.retrieval.embedding_cache import EmbeddingCache
+
+    repo, analyses, queries = _sample()
+    grid = ([128, 256], [0])
+    quality = _Quality()
+    minilm = CachedEmbedder(quality, EmbeddingCache(tmp_path))
+    fast = FakeEmbedder()
+    cold = sweep(
+        analyses, repo.name, ChunkConfig(), queries, fast, *grid,
+        rescore_with=minilm, rescore_limit=0,
+    )  # fmt: skip
+    assert not any(r.rescored for r in cold) and quality.calls == []
+    settings = [ChunkConfig(max_tokens=high, min_tokens=0) for high in grid[0]]
+    every_text = {
+        c.embedding_text
+        for config in settings
+        for c in chunk_analyses(analyses, config, repo=repo.name)
+    }
+    minilm.encode([*every_text, *(q.query for q in queries)])
+    embedded = sum(map(len, quality.calls))
+    finished = {(r.config.max_tokens, r.config.min_tokens): r for r in cold}
+    warm = sweep(
+        analyses, repo.name, ChunkConfig(), queries, fast, *grid,
+        rescore_with=minilm, rescore_limit=0, finished=finished,
+    )  # fmt: skip
+    assert all(r.rescored for r in warm)  # the fast order's rows ran again, re-scored
+    assert sum(map(len, quality.calls)) == embedded  # every text from the cache
+    forced = sweep(analyses, repo.name, ChunkConfig(), queries, fast, *grid, rescore_with=minilm)
+    assert [r.metric("MRR@10") for r in warm] == [r.metric("MRR@10") for r in forced]

@@ -217,8 +217,10 @@ def test_eval_sweep_on_the_fast_tier_scores_what_search_answers(capsys, tmp_path
 def test_a_sweep_too_large_to_rescore_scores_the_fast_order_unless_asked(
     capsys, monkeypatch, tmp_path, static_model_dir
 ):
-    """Past ``RESCORE_TEXTS`` hit texts (queries x settings x 30) a fast sweep scores the
-    fast tier's own order, says so and never asks MiniLM; ``--rescore`` re-scores anyway."""
+    """Past ``RESCORE_TEXTS`` texts MiniLM's cache lacks (at most queries x settings x 30) a
+    fast sweep scores the fast tier's own order, says so and never asks MiniLM;
+    ``--rescore`` re-scores anyway, and with its texts cached the sweep re-scores by
+    default."""
     from nexus.cli import main
     from nexus.evaluation import experiments
 
@@ -233,11 +235,15 @@ def test_a_sweep_too_large_to_rescore_scores_the_fast_order_unless_asked(
     vectors = EmbeddingCache(cache)
     assert main(argv) == 0
     large = capsys.readouterr()
-    assert "scoring the fast tier's own order" in large.err and "--rescore" in large.err
+    assert "scored the fast tier's own order" in large.err and "--rescore" in large.err
     assert "best: ast" in large.out and vectors.count() == 0
     assert main([*argv, "--rescore"]) == 0
     assert "best hits re-scored by all-MiniLM-L6-v2+dual" in capsys.readouterr().err
-    assert vectors.count() > 0
+    embedded = vectors.count()
+    assert embedded > 0
+    assert main(argv) == 0  # the same sweep again: MiniLM's cache holds every text it needs
+    assert "best hits re-scored by all-MiniLM-L6-v2+dual" in capsys.readouterr().err
+    assert vectors.count() == embedded
 
 
 def test_search_on_the_fast_tier_saves_its_own_index(capsys, tmp_path, static_model_dir):
