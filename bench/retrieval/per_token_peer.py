@@ -6,7 +6,8 @@ them with Nexus's own functions, so the figures sit beside Nexus's without a sec
 
 * question sets: NDCG@10, MRR@10, R@5 (``nexus.evaluation.questions.question_scores``)
   and recall within 1k/2k/4k tokens, tokens to the first hit, lines and tokens of the
-  top 10 (``nexus.evaluation.budget``, rule ``any_line``), per split and category;
+  top 10 (``nexus.evaluation.budget``, rule ``any_line``), per split and category, and
+  per style with ``mean of styles`` as ``bench/retrieval/answers.py`` reports Nexus;
 * the doc-comment dev set, if its run file is there: R@1/5/10, MRR@10 and lines@5 under
   overlap50 (``nexus.evaluation.runs.aggregate``) and the budget metrics under
   ``half_the_lines``, per query variant.
