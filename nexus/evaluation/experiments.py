@@ -231,9 +231,11 @@ def rescore_texts_bound(queries: int, settings: int, uncached: int | None = None
     return bound if uncached is None else min(bound, uncached)
 
 
-def rescore_affordable(queries: int, settings: int, uncached: int | None = None) -> bool:
-    """Whether a sweep re-scores by default (``RESCORE_TEXTS``)."""
-    return rescore_texts_bound(queries, settings, uncached) <= RESCORE_TEXTS
+def rescore_affordable(
+    queries: int, settings: int, uncached: int | None = None, limit: int = RESCORE_TEXTS
+) -> bool:
+    """Whether a sweep re-scores by default: it asks MiniLM for at most ``limit`` texts."""
+    return rescore_texts_bound(queries, settings, uncached) <= limit
 
 
 #: Chunks the counting pass keeps for the settings' runs (1-2 KB each); past this a
@@ -348,7 +350,7 @@ def sweep(
         cached = embedder.cache.present(embedder.name, list(needed))
     if rescore_with is not None and rescore_limit is not None:
         uncached = _lacking(rescore_with, needed | {text_key(q.query) for q in queries})
-        if rescore_texts_bound(len(queries), len(grid), uncached) > rescore_limit:
+        if not rescore_affordable(len(queries), len(grid), uncached, rescore_limit):
             rescorer = None
     # Every row of one sweep is scored in one order: finished settings scored in the
     # other one run again (the fast order costs no model; re-scoring, their hits).
