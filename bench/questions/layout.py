@@ -51,7 +51,7 @@ REPOS = HERE / "repos"
 DEFAULT_WORK = Path(os.environ.get("NEXUS_QUESTIONS_WORK", "/tmp/nexus-questions"))
 KINDS = ("pypi", "npm", "debian", "debian-source", "github")
 LANGUAGES = ("python", "go", "java", "javascript", "typescript", "rust")
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "heldout", "fresh")
 CATEGORIES = ("semantic", "architecture", "symbol", "topical")
 # most targets a record may name; topical queries name every span of their topic
 TARGET_LIMITS = {"semantic": 3, "architecture": 4, "symbol": 3, "topical": 6}

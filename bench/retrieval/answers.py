@@ -3,13 +3,14 @@
 An agent pays for every line of an answer. Each variant is today's ranking stage with one
 lever changed (``VARIANTS``: rule overrides and the AST chunk budgets of the index it
 searches); levers are chosen on the tuning half and the held-out half is scored once with
-what was kept. Every table shows the three question styles apart (paraphrase, topical,
+what was kept; ``fresh`` (questions written apart, over four repositories no lever saw) is
+only ever reported. Every table shows the three question styles apart (paraphrase, topical,
 symbol; ``nexus.evaluation.questions.STYLES``), budget metrics first: R@1k, R@2k,
 lines@10, then NDCG@10 and MRR@10, and ``mean of styles`` (each style weighs the same,
 whatever its number of questions: the bar is lines@10 <= 200 on that mean).
 
-    nice -n 10 .venv/bin/python bench/retrieval/answers.py [--split tune] [--variant NAME ...]
-        [--label lever] [--tier fast|quality] [--rescore] [--write]
+    nice -n 10 .venv/bin/python bench/retrieval/answers.py [--split tune|heldout|fresh]
+        [--variant NAME ...] [--label lever] [--tier fast|quality] [--rescore] [--write]
 
 Needs the fast tier's saved indexes
 (``bench/retrieval/questions_index.py --tier fast --strategy ast``, and ``--sizes 192-32`` /
@@ -55,6 +56,8 @@ from nexus.tables import render_markdown, render_text  # noqa: E402
 RESULTS = ROOT / "bench" / "results"
 MEAN = "mean of styles"
 GROUPS = (*STYLES, MEAN, "all")
+#: The question sets, in the order the results show them.
+SPLITS = ("tune", "heldout", "fresh")
 
 #: Each lever alone: overrides of today's ``RankingRules`` and the index's AST chunk
 #: budgets (``MAX-MIN``; "" = the defaults of ``ChunkConfig``).
@@ -310,17 +313,20 @@ def write(found: dict[str, dict]) -> None:
         by_split[split][f"{label}: {variant} ({run})"] = groups
     text = [
         "# Answers shaped by the budget\n\n",
-        "`bench/retrieval/answers.py --split tune|heldout --variant ... --write` "
+        "`bench/retrieval/answers.py --split tune|heldout|fresh --variant ... --write` "
         "(fast tier, AST chunks, today's ranking stage with one lever changed; "
         "`(re-scored)`: its best 30 hits scored again by MiniLM, as `Workspace.search` "
         "answers by default). Per question style (paraphrase = semantic + architecture, "
         "topical, symbol), budget metrics first. R@Bk: share of a question's targets "
         "covered when its hits are read in rank order until B thousand cl100k tokens are "
         "spent; lines@10: lines of the top 10 hits; `mean of styles`: each style weighs "
-        "the same. Levers chosen on `tune`; `heldout` scored once with what was kept.\n",
+        "the same. Levers chosen on `tune`; `heldout` scored once with what was kept; "
+        "`fresh`: questions written apart over four other repositories, never chosen on "
+        "(`bench/questions/README.md`).\n",
     ]
-    for split in sorted(by_split, key=lambda s: s != "tune"):
-        text.append(f"\n## {split} half\n\n{render_markdown(table(by_split[split]))}\n")
+    for split in sorted(by_split, key=SPLITS.index):
+        heading = f"{split} set" if split == "fresh" else f"{split} half"
+        text.append(f"\n## {heading}\n\n{render_markdown(table(by_split[split]))}\n")
     notes_mark = "## What each lever bought"
     page = RESULTS / "answers.md"
     old = page.read_text() if page.exists() else ""
@@ -330,7 +336,7 @@ def write(found: dict[str, dict]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", action="append", choices=("tune", "heldout"), default=[])
+    parser.add_argument("--split", action="append", choices=SPLITS, default=[])
     parser.add_argument("--variant", action="append", choices=tuple(VARIANTS), default=[])
     parser.add_argument("--label", default="lever", help="names the rows (before, after, ...)")
     parser.add_argument("--tier", default=FAST, choices=(FAST, QUALITY))

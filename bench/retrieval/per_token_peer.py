@@ -77,7 +77,9 @@ DEFAULT_RUNS = Path(os.environ.get("NEXUS_PEER_RUNS", "/tmp/nexus-peer-runs"))
 #: The shared eval folder, as ``bench/retrieval/eval_sets.py`` finds it.
 EVAL_DIR = Path(os.environ.get("NEXUS_EVAL_DIR", ROOT.parent / "shared" / "eval"))
 DOC_QUERIES = EVAL_DIR / "dev" / "queries.jsonl"
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "heldout", "fresh")
+#: The splits ``both`` sums: the two halves (``fresh``, a set written apart, is shown alone).
+BOTH = ("tune", "heldout")
 BUDGET_COLUMNS = [*(budget_label(b) for b in DEFAULT_BUDGETS), "tokens to first hit"]
 BUDGET_COLUMNS += ["lines@10", "tokens@10"]
 
@@ -171,7 +173,7 @@ def groups(rows: Sequence[Scored]) -> dict[str, dict[str, dict[str, float]]]:
     each category)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for split in (*SPLITS, "both"):
-        chosen = [r for r in rows if split in ("both", r.split)]
+        chosen = [r for r in rows if r.split == split or (split == "both" and r.split in BOTH)]
         if not chosen:
             continue
         out[split] = {"all": summarize_scored(chosen)}
@@ -187,7 +189,7 @@ def style_groups(rows: Sequence[Scored]) -> dict[str, dict[str, dict[str, float]
     (each style weighs the same), as ``bench/retrieval/answers.py`` reports Nexus."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for split in (*SPLITS, "both"):
-        chosen = [r for r in rows if split in ("both", r.split)]
+        chosen = [r for r in rows if r.split == split or (split == "both" and r.split in BOTH)]
         by_style = {
             style: [r for r in chosen if style_of(r.question.category) == style] for style in STYLES
         }

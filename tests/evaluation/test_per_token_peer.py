@@ -85,6 +85,18 @@ def test_groups_by_split_and_category(tmp_path):
     assert "architecture" not in summary["heldout"]
 
 
+def test_the_fresh_set_is_shown_alone_and_left_out_of_both(tmp_path):
+    hits = run_file(tmp_path, [{"id": "r-2", "query": "B", "results": [hit("b.py", 1, 1, "B\n")]}])
+    rows = score_repo("tune", QUESTIONS, hits, {"b.py"}) + score_repo(
+        "fresh", QUESTIONS[1:], hits, {"b.py"}
+    )
+    by_category, by_style = groups(rows), style_groups(rows)
+    assert list(by_category) == list(by_style) == ["tune", "fresh", "both"]
+    assert by_category["fresh"]["symbol"]["n"] == by_style["fresh"]["symbol"]["n"] == 1
+    # ``both`` sums the two halves only: the tuning half's two questions, not the fresh one.
+    assert by_category["both"]["all"]["n"] == by_style["both"]["mean of styles"]["n"] == 2
+
+
 def test_style_groups_weigh_each_style_the_same(tmp_path):
     hits = run_file(tmp_path, [{"id": "r-2", "query": "B", "results": [hit("b.py", 1, 1, "B\n")]}])
     summary = style_groups(score_repo("tune", QUESTIONS, hits, {"a.py", "b.py"}))
