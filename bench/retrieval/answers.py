@@ -10,7 +10,7 @@ lines@10, then NDCG@10 and MRR@10, and ``mean of styles`` (each style weighs the
 whatever its number of questions: the bar is lines@10 <= 200 on that mean).
 
     nice -n 10 .venv/bin/python bench/retrieval/answers.py [--split tune|heldout|fresh]
-        [--variant NAME ...] [--label lever] [--tier fast|quality] [--rescore] [--write]
+        [--variant NAME ...] [--label lever] [--tier fast|quality] [--rescore] [--files] [--write]
 
 Needs the fast tier's saved indexes
 (``bench/retrieval/questions_index.py --tier fast --strategy ast``, and ``--sizes 192-32`` /
@@ -19,8 +19,11 @@ indexes instead (``questions_index.py --tier quality --strategy ast``: every chu
 by MiniLM, so nothing to re-score). ``--rescore`` also
 scores each variant with its best ``RESCORE_DEPTH`` hits re-scored by MiniLM, as
 ``Workspace.search`` answers by default (MiniLM embeds those hits through the embedding
-cache: slow on a CPU, keep it to the final default). ``--write`` merges the rows into
-``bench/results/answers.json`` and renders ``answers.md``.
+cache: slow on a CPU, keep it to the final default). ``--files`` scores each target's
+whole file instead of its definition (``nexus.evaluation.questions.by_file``): a benchmark
+whose targets are files credits a reader for reaching the right file, and the peer's
+figures on such a benchmark are reproduced only under this rule. ``--write`` merges the
+rows into ``bench/results/answers.json`` and renders ``answers.md``.
 """
 
 from __future__ import annotations
@@ -44,7 +47,13 @@ from bench.retrieval.per_token import covers  # noqa: E402
 from bench.retrieval.questions_eval import cases, load_questions  # noqa: E402
 from bench.retrieval.questions_index import INDEXES, index_folder, tier_cache  # noqa: E402
 from nexus.evaluation.budget import budget_outcome, summarize_budgets  # noqa: E402
-from nexus.evaluation.questions import STYLE_COLUMNS, STYLES, question_scores, style_of  # noqa: E402
+from nexus.evaluation.questions import (  # noqa: E402
+    STYLE_COLUMNS,
+    STYLES,
+    by_file,
+    question_scores,
+    style_of,
+)
 from nexus.retrieval.budget import READ_DEPTH  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules, rank  # noqa: E402
@@ -77,6 +86,9 @@ BEFORE_ANSWERS = {
 }
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
+    "same-file damping 0.02": ({"same_file": 0.02}, ""),
+    "same-file damping 0.05": ({"same_file": 0.05}, ""),
+    "same-file damping 0.1 after 3": ({"same_file": 0.1, "same_file_free": 3}, ""),
     "the lead hit's neighbours within 120 lines, joins at 0.4": (
         {"lead_lines": 120, "window_share": 0.4},
         "",
@@ -237,10 +249,16 @@ def tier_hits(case: Any, rules: RankingRules) -> list[Hit]:
 
 
 def measure(
-    split: str, rules: RankingRules, sizes: str, with_rescore: bool, tier: str = FAST
+    split: str,
+    rules: RankingRules,
+    sizes: str,
+    with_rescore: bool,
+    tier: str = FAST,
+    files: bool = False,
 ) -> dict:
     """Per run (``fast tier`` or ``quality tier``, and ``re-scored`` with ``with_rescore``):
-    per group (``GROUPS``) the question count and the means of ``STYLE_COLUMNS``."""
+    per group (``GROUPS``) the question count and the means of ``STYLE_COLUMNS``; with
+    ``files``, each target's whole file is the target (``by_file``; runs named so)."""
     own = tier_cache(tier, sizes)
     minilm = tier_cache(QUALITY) if with_rescore else None
     scored: dict[str, dict[str, list[tuple[dict, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -250,7 +268,7 @@ def measure(
             print(f"(no index {folder}: run bench/retrieval/questions_index.py)", file=sys.stderr)
             continue
         index = VectorIndex.load(folder)
-        files = {c.file for c in index.chunks}
+        indexed = {c.file for c in index.chunks}
         for case in cases(index, questions, own, rules):
             hits = tier_hits(case, rules)
             runs = {f"{tier} tier": hits}
@@ -258,15 +276,23 @@ def measure(
                 vectors = minilm.encode([case.question.query, *rescore_texts(hits)])
                 cosines = (vectors[1:] @ vectors[0]).tolist()
                 runs["re-scored"] = rescore(hits, cosines, case.question.query, rules)
-            style = style_of(case.question.category)
+            question = by_file(case.question) if files else case.question
+            style = style_of(question.category)
             for run, hits in runs.items():
                 deep = [hit.chunk for hit in hits]
                 row = (
-                    question_scores(case.question, deep[:10], files),
-                    budget_outcome(deep, case.question.targets, covers),
+                    question_scores(question, deep[:10], indexed),
+                    budget_outcome(deep, question.targets, covers),
                 )
-                scored[run][style].append(row)
+                scored[f"{run}, file targets" if files else run][style].append(row)
     return {run: summarize(groups) for run, groups in scored.items()}
+
+
+#: Also shown, after the style columns: the median tokens read through the first hit that
+#: shows a target (per style; the mean of the styles' medians for ``mean of styles`` and
+#: ``all``). Rows written before it was shown leave it blank.
+FIRST = "tokens to first hit"
+COLUMNS = (*STYLE_COLUMNS, FIRST)
 
 
 def summarize(by_style: dict[str, list[tuple[dict, Any]]]) -> dict[str, dict[str, float]]:
@@ -274,30 +300,37 @@ def summarize(by_style: dict[str, list[tuple[dict, Any]]]) -> dict[str, dict[str
     for style, rows in by_style.items():
         budget = summarize_budgets([b for _, b in rows])
         quality = {m: statistics.fmean(q[m] for q, _ in rows) for m in ("NDCG@10", "MRR@10")}
-        out[style] = {"n": len(rows), **{c: (budget | quality)[c] for c in STYLE_COLUMNS}}
+        out[style] = {"n": len(rows), **{c: (budget | quality)[c] for c in COLUMNS}}
     styles = [s for s in STYLES if s in out]
     if styles:
         out[MEAN] = {"n": sum(out[s]["n"] for s in styles)} | {
-            c: statistics.fmean(out[s][c] for s in styles) for c in STYLE_COLUMNS
+            c: statistics.fmean(out[s][c] for s in styles) for c in COLUMNS
         }
         total = out[MEAN]["n"]
         out["all"] = {"n": total} | {
             c: sum(out[s][c] * out[s]["n"] for s in styles) / total for c in STYLE_COLUMNS
         }
+        out["all"][FIRST] = out[MEAN][FIRST]
     return out
 
 
 def table(rows: dict[str, dict[str, dict[str, float]]]) -> tuple[list[str], list[list[str]]]:
     """One line per run and group: ``run | group | n | R@1k | R@2k | lines@10 | NDCG@10 ...``."""
-    headers = ["run", "group", "n", *STYLE_COLUMNS]
+    headers = ["run", "group", "n", *COLUMNS]
     body = []
     for name, groups in rows.items():
         for group in GROUPS:
             if group in groups:
                 m = groups[group]
-                cells = [f"{m[c]:.0f}" if c == "lines@10" else f"{m[c]:.3f}" for c in STYLE_COLUMNS]
+                cells = [_cell(c, m.get(c)) for c in COLUMNS]
                 body.append([name, group, str(int(m["n"])), *cells])
     return headers, body
+
+
+def _cell(column: str, value: float | None) -> str:
+    if value is None or value != value:  # not measured then, or no question found a target
+        return ""
+    return f"{value:.0f}" if column in ("lines@10", FIRST) else f"{value:.3f}"
 
 
 def write(found: dict[str, dict]) -> None:
@@ -320,7 +353,9 @@ def write(found: dict[str, dict]) -> None:
         "topical, symbol), budget metrics first. R@Bk: share of a question's targets "
         "covered when its hits are read in rank order until B thousand cl100k tokens are "
         "spent; lines@10: lines of the top 10 hits; `mean of styles`: each style weighs "
-        "the same. Levers chosen on `tune`; `heldout` scored once with what was kept; "
+        "the same; tokens to first hit: the median tokens read through the first hit that "
+        "shows a target; `file targets`: each target's whole file is the target "
+        "(`--files`). Levers chosen on `tune`; `heldout` scored once with what was kept; "
         "`fresh`: questions written apart over four other repositories, never chosen on "
         "(`bench/questions/README.md`).\n",
     ]
@@ -341,6 +376,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--label", default="lever", help="names the rows (before, after, ...)")
     parser.add_argument("--tier", default=FAST, choices=(FAST, QUALITY))
     parser.add_argument("--rescore", action="store_true", help="also re-scored by MiniLM")
+    parser.add_argument(
+        "--files", action="store_true", help="score each target's whole file (by_file)"
+    )
     parser.add_argument("--write", action="store_true", help="merge into bench/results")
     args = parser.parse_args(argv)
     found = {}
@@ -348,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for variant in args.variant or ["defaults"]:
             overrides, sizes = VARIANTS[variant]
             rules = replace(DEFAULT_RULES, **overrides)
-            measured = measure(split, rules, sizes, args.rescore, args.tier)
+            measured = measure(split, rules, sizes, args.rescore, args.tier, args.files)
             for run, groups in measured.items():
                 found[f"{args.label}|{split}|{variant}|{run}"] = groups
                 print(f"\n## {split}: {variant} ({run}; load {os.getloadavg()[0]:.1f})")

@@ -16,6 +16,8 @@ them with Nexus's own functions, so the figures sit beside Nexus's without a sec
 
 ``--run`` names a folder of run files (default ``semble=/tmp/nexus-peer-runs``); give it
 again for a variant, e.g. ``--run "semble, BM25 only=/tmp/nexus-peer-runs-bm25"``.
+``--files`` also scores each run with every target's whole file as the target
+(``nexus.evaluation.questions.by_file``), rows labelled ``..., file targets``.
 
 Writes ``bench/results/per_token_peer.{md,json}``. Also checks the hits: each one's
 lines must be the lines of its file under the indexed root (files relative to the root,
@@ -62,6 +64,7 @@ from nexus.evaluation.questions import (  # noqa: E402
     STYLES,
     Place,
     Question,
+    by_file,
     parse_questions,
     question_scores,
     style_of,
@@ -258,10 +261,11 @@ def question_manifests(folders: Sequence[Path]) -> dict[str, tuple[dict, Path]]:
 
 
 def score_questions(
-    runs: Path, index: dict[str, dict], folders: Sequence[Path]
+    runs: Path, index: dict[str, dict], folders: Sequence[Path], files: bool = False
 ) -> tuple[list[Scored], dict[str, dict[str, float]], dict[str, int]]:
     """Every question of every repository with a run file: the scored rows, a summary per
-    repository, and the count of mismatched hits per repository."""
+    repository, and the count of mismatched hits per repository; with ``files``, each
+    target's whole file is the target (``by_file``)."""
     rows: list[Scored] = []
     per_repo, mismatches = {}, {}
     for name, (manifest, path) in sorted(question_manifests(folders).items()):
@@ -278,8 +282,10 @@ def score_questions(
         if bad:
             print(f"{name}: {len(bad)} hits do not match their file: {bad[:3]}", file=sys.stderr)
         questions = parse_questions(path.read_bytes())
-        files = set(index[name]["indexed_files"])
-        scored = score_repo(manifest["split"], questions, hits, files)
+        if files:
+            questions = [by_file(q) for q in questions]
+        indexed = set(index[name]["indexed_files"])
+        scored = score_repo(manifest["split"], questions, hits, indexed)
         per_repo[name] = summarize_scored(scored)
         rows.extend(scored)
     return rows, per_repo, mismatches
@@ -352,11 +358,14 @@ class PeerRun:
     docs: dict[str, dict[str, float]] | None
 
 
-def score_run(label: str, runs: Path, folders: Sequence[Path], doc_queries: Path) -> PeerRun:
-    """Every question set and, when its run file is there, the doc-comment dev set."""
+def score_run(
+    label: str, runs: Path, folders: Sequence[Path], doc_queries: Path, files: bool = False
+) -> PeerRun:
+    """Every question set and, when its run file is there, the doc-comment dev set (with
+    ``files``: the question sets only, each target's whole file the target)."""
     meta = json.loads((runs / "index.json").read_text())
     index = meta["runs"]
-    rows, per_repo, mismatches = score_questions(runs, index, folders)
+    rows, per_repo, mismatches = score_questions(runs, index, folders, files)
     summaries, styles = groups(rows), style_groups(rows)
     report = {
         "runs": str(runs),
@@ -367,7 +376,7 @@ def score_run(label: str, runs: Path, folders: Sequence[Path], doc_queries: Path
         "mismatched_hits": mismatches,
     }
     docs = None
-    if (runs / "doc-dev.jsonl").exists() and doc_queries.exists():
+    if not files and (runs / "doc-dev.jsonl").exists() and doc_queries.exists():
         docs = score_docs(runs / "doc-dev.jsonl", doc_queries)
         report["doc_dev"] = {**docs, "index": without_files(index.get("doc-dev", {}))}
     return PeerRun(label, meta, report, summaries, styles, per_repo, docs)
@@ -401,13 +410,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--repos", type=Path, action="append", help="folder of repos/*.json")
     parser.add_argument("--doc-queries", type=Path, default=DOC_QUERIES)
+    parser.add_argument(
+        "--files", action="store_true", help="also score each target's whole file (by_file)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     folders = args.repos or [REPOS]
-    scored = [
-        score_run(label, runs, folders, args.doc_queries)
-        for label, runs in args.run or [("semble", DEFAULT_RUNS)]
-    ]
+    runs = args.run or [("semble", DEFAULT_RUNS)]
+    scored = [score_run(label, folder, folders, args.doc_queries) for label, folder in runs]
+    if args.files:
+        scored += [
+            score_run(f"{label}, file targets", folder, folders, args.doc_queries, files=True)
+            for label, folder in runs
+        ]
     main_run = scored[0]
     questions = joined([with_run(r.label, split_table(r.questions)) for r in scored])
     styles = joined([with_run(r.label, style_table(r.styles)) for r in scored])
@@ -457,7 +472,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"`{Path(meta['model']).name}`. Scored with Nexus's functions: NDCG@10/MRR@10/R@5 "
         "as `nexus eval` scores question sets, R@Bk = share of targets covered within B "
         "cl100k tokens (the crossing hit cut at a line), tokens to first hit (median), "
-        "lines and tokens of the top 10 (means). Index seconds are cold builds on "
+        "lines and tokens of the top 10 (means); runs `..., file targets`: each target's "
+        "whole file is the target (`--files`). Index seconds are cold builds on "
         f"{os.cpu_count()} shared CPUs (load average {load} when scored): not timings to quote.\n\n"
         + "\n".join(text)
         + "\n"

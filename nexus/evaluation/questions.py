@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nexus.evaluation.budget import (
@@ -165,6 +165,14 @@ def _place(item: object, where: str) -> Place:
     if start > end:
         raise ValueError(f'"{where}": start_line {start} is after end_line {end}; swap them')
     return Place(file, start, end)
+
+
+def by_file(question: Question) -> Question:
+    """The question with each target's whole file as its target (one per file, in order):
+    scored so, a reader is credited for reaching the right file, as benchmarks whose
+    targets are files score; ours name definitions, and every report says which it used."""
+    files = dict.fromkeys(place.file for place in question.targets)
+    return replace(question, targets=tuple(Place(file) for file in files))
 
 
 def style_of(category: str) -> str:

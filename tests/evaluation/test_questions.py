@@ -12,6 +12,7 @@ from nexus.evaluation.questions import (
     Place,
     Question,
     QuestionRow,
+    by_file,
     evaluate_questions,
     is_question_set,
     parse_questions,
@@ -104,6 +105,18 @@ def test_ndcg_on_hand_checked_examples() -> None:
     one = question_scores(nested, _chunks(("a.ts", 1, 30)), {"a.ts"})
     assert one["NDCG@10"] == pytest.approx(1 / ideal)
     assert one["R@5"] == 1.0
+
+
+def test_by_file_credits_any_hit_in_a_target_file_once_per_file() -> None:
+    question = _question(Place("a.ts", 10, 20), Place("a.ts", 40, 50), Place("b.ts", 3, 4))
+    whole = by_file(question)
+    assert whole.targets == (Place("a.ts"), Place("b.ts"))
+    assert (whole.id, whole.query, whole.category) == (question.id, question.query, "semantic")
+    files = {"a.ts", "b.ts"}
+    # A hit of a.ts far from both ranges misses the definitions but reaches the file.
+    ranked = _chunks(("a.ts", 100, 120), ("b.ts", 3, 4))
+    assert question_scores(question, ranked, files)["MRR@10"] == pytest.approx(0.5)
+    assert question_scores(whole, ranked, files)["NDCG@10"] == pytest.approx(1.0)
 
 
 def test_summaries_per_category() -> None:
