@@ -409,6 +409,30 @@ def test_eval_scores_a_question_set_per_category(capsys, monkeypatch, tmp_path):
     assert {row["id"] for row in report["rows"]} == {"s", "n"}
 
 
+def test_eval_by_file_credits_a_hit_anywhere_in_a_target_file(capsys, monkeypatch, tmp_path):
+    _fake_model(monkeypatch, tmp_path)
+    repo = SAMPLES / "ts-payments"
+    path = tmp_path / "questions.jsonl"
+    # The imports of payment.ts: its class ranks first for its name, elsewhere in the file.
+    target = {"file": "src/services/payment.ts", "start_line": 2, "end_line": 2}
+    record = {"id": "s", "query": "PaymentService", "category": "symbol", "targets": [target]}
+    path.write_text(json.dumps(record) + "\n")
+    scores = {}
+    for rule, flags in (("lines", []), ("file", ["--by-file"])):
+        out_dir = tmp_path / rule
+        argv = ["eval", str(repo), "--queries", str(path), "--strategy", "ast", "--json"]
+        code, _, _ = run(capsys, *argv, str(out_dir), *flags)
+        assert code == 0
+        row = json.loads((out_dir / "ast.json").read_text())["rows"][0]
+        assert row["top"][0].startswith("src/services/payment.ts:")
+        scores[rule] = row["MRR@10"]
+    assert scores["file"] == 1.0 and scores["lines"] < 1.0
+    code, _, err = run(
+        capsys, "eval", str(repo), "--queries", str(repo / "queries.jsonl"), "--by-file"
+    )
+    assert code == 2 and "--by-file scores question sets" in err
+
+
 def test_eval_json_has_the_budget_metrics_for_doc_and_question_sets(capsys, monkeypatch, tmp_path):
     _fake_model(monkeypatch, tmp_path)
     repo = SAMPLES / "ts-payments"

@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(by default a sweep that would ask MiniLM for more than 6,000 texts its cache "
         "lacks, at most queries x settings x 30, scores the fast tier's own order and says so)",
     )
+    evaluate.add_argument(
+        "--by-file",
+        action="store_true",
+        help="question sets: score each target's whole file (a hit counts once it shows the "
+        "file), as benchmarks whose targets are files score",
+    )
     evaluate.add_argument("--sweep", action="store_true", help="grid over max/min tokens")
     evaluate.add_argument(
         "--choose-by",

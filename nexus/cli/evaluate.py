@@ -24,7 +24,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
 
     # Imported here: nexus.retrieval.index (usearch) must come after ray (--engine ray).
-    from nexus.evaluation.questions import is_question_set, parse_questions
+    from nexus.evaluation.questions import by_file, is_question_set, parse_questions
     from nexus.evaluation.runs import (
         compare,
         comparison_table,
@@ -43,7 +43,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_choice(args.choose_by or default_choice(budgets), budgets)
     data = _read(args.queries)
     if is_question_set(data):
-        return _eval_questions(args, config, parse_questions(data), budgets)
+        questions = parse_questions(data)
+        if args.by_file:
+            questions = [by_file(q) for q in questions]
+        return _eval_questions(args, config, questions, budgets)
+    if args.by_file:
+        raise ValueError("--by-file scores question sets (records with targets), not doc queries")
     queries = load_queries(args.queries)
     repo = open_target(args)
     if unreachable := unreachable_targets(queries, repo.files):
