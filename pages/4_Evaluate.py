@@ -66,7 +66,13 @@ if builds is None:
         views.draw_sweep(kept, current, building=True, repo_name=repo.name)
     st.stop()
 if query_set.is_questions:
-    report = evaluating.question_report(repo, config, query_set, builds)
+    whole_files = st.toggle(
+        "Score each target's whole file",
+        key="questions_by_file",
+        help="A hit counts once it shows a target's file, wherever in the file: the rule of "
+        "benchmarks whose targets are files (`nexus eval --by-file`).",
+    )
+    report = evaluating.question_report(repo, config, query_set, builds, whole_files)
     st.subheader("Metrics per strategy and question category")
     st.dataframe(report.summary, hide_index=True)
     st.plotly_chart(report.budget_figure, key="budget_chart")

@@ -30,6 +30,7 @@ from nexus.evaluation.query_sets import (
 from nexus.evaluation.questions import (
     Question,
     QuestionRow,
+    by_file,
     evaluate_questions,
     is_question_set,
     parse_questions,
@@ -188,15 +189,19 @@ def question_report(
     config: ChunkConfig,
     query_set: QuerySet,
     builds: tuple[IndexBuild, IndexBuild],
+    whole_files: bool = False,
 ) -> QuestionReport:
     """``query_set``'s questions on both complete indexes, scored once for every session
-    (the AST build's embedder embeds them for both)."""
+    (the AST build's embedder embeds them for both); ``whole_files``: each target's whole
+    file is the target (``by_file``)."""
     ast_build, lines_build = builds
     rules = rules_for(config)
     questions = query_set.questions
+    if whole_files:
+        questions = tuple(by_file(q) for q in questions)
     key = _scores_key(repo, config, query_set)
     answers = cache.cached(
-        ("questions", *key),
+        ("questions", whole_files, *key),
         lambda: {
             label: evaluate_questions(
                 questions, build.index(), ast_build.embedder, config.lexical_weight, rules

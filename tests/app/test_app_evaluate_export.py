@@ -273,3 +273,24 @@ def test_evaluate_scores_an_uploaded_question_set_by_category(page) -> None:
     assert {t["name"] for t in json.loads(chart.proto.spec)["data"]} == {"line-based", "AST"}
     assert {"all", "paraphrase", "symbol"} <= set(summary["group"])
     assert list(at.dataframe[1].value["category"]) == ["symbol", "semantic"]
+
+
+def test_evaluate_scores_question_targets_as_whole_files_when_asked(page) -> None:
+    at = page("evaluate").run()
+    # The file's first line, far from where ``moveObject`` is defined and ranks.
+    target = {"file": "src/services/imageService.js", "start_line": 1, "end_line": 1}
+    record = {"id": "f", "query": "moveObject", "category": "symbol", "targets": [target]}
+    data = (json.dumps(record) + "\n").encode()
+    at.radio(key="query_set").set_value("Upload a JSONL file").run()
+    at.file_uploader(key="queries_upload").set_value(("q.jsonl", data, "application/jsonl")).run()
+    assert not at.exception and at.toggle(key="questions_by_file").value is False
+
+    def ast_mrr() -> float:
+        summary = at.dataframe[0].value
+        row = summary[(summary["run"] == "AST") & (summary["group"] == "all")]
+        return float(row["MRR@10"].iloc[0])
+
+    by_lines = ast_mrr()
+    at.toggle(key="questions_by_file").set_value(True).run()
+    assert not at.exception
+    assert by_lines < 1.0 and ast_mrr() == 1.0
