@@ -33,7 +33,9 @@ def test_ast_chunks_beat_line_windows_on_the_sample_queries(real_embedder, tmp_p
     result = compare(queries, lines_index, ast_index, embedder, **ranked)
     lines, ast = result.baseline.metrics["doc"], result.candidate.metrics["doc"]
     assert ast["overlap50:MRR@10"] > lines["overlap50:MRR@10"]
-    assert ast["lines@5"] < lines["lines@5"] / 2
+    # Both under the same answer rules (the top 10 within 200 lines trims long windows
+    # from the 4th hit on): AST still shows little more than half the lines.
+    assert ast["lines@5"] < 0.6 * lines["lines@5"]
     # Re-indexing with the same settings embeds nothing new.
     build_indexes([ast_chunks], embedder)
     assert embedder.last_misses == 0 and embedder.last_hits == len(ast_chunks)

@@ -81,11 +81,15 @@ BEFORE_ANSWERS = {
     "hit_lines": 0,
     "lead_lines": 0,
     "lead_unit_lines": 0,
+    "top_lines": 0,
     "topic_path_word": 0.05,
     "topic_name_words": 0.1,
 }
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
+    "without the cap on the top 10's lines (before 5 Dec)": ({"top_lines": 0}, ""),
+    "the top 10 within 200 lines, trims of 25": ({"trim_lines": 25}, ""),
+    "the top 10 within 200 lines, trims of 20": ({"trim_lines": 20}, ""),
     "same-file damping 0.02": ({"same_file": 0.02}, ""),
     "same-file damping 0.05": ({"same_file": 0.05}, ""),
     "same-file damping 0.1 after 3": ({"same_file": 0.1, "same_file_free": 3}, ""),
@@ -98,7 +102,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
         "",
     ),
     "the defaults of 4 Dec (neighbours of the lead hit within 80 lines, joins at 0.6)": (
-        {"lead_unit_lines": 0, "window_share": 0.6},
+        {"lead_unit_lines": 0, "window_share": 0.6, "top_lines": 0},
         "",
     ),
     "the lead hit's neighbours within 160 lines, joins at 0.4": (

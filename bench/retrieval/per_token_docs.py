@@ -87,6 +87,7 @@ BEFORE_ANSWERS = replace(
     hit_lines=0,
     lead_lines=0,
     lead_unit_lines=0,
+    top_lines=0,
     topic_path_word=0.05,
     topic_name_words=0.1,
 )
@@ -95,7 +96,7 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 320/48, answers within 140 lines (the defaults of 4 Dec)": (
         "ast",
         (320, 48),
-        replace(DEFAULT_RULES, lead_lines=0, lead_unit_lines=0, window_share=0.6),
+        replace(DEFAULT_RULES, lead_lines=0, lead_unit_lines=0, window_share=0.6, top_lines=0),
     ),
     f"AST {ChunkConfig().max_tokens}/{ChunkConfig().min_tokens} (the defaults now), defaults now": (
         "ast",
@@ -105,7 +106,12 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 256/32, the lead hit's neighbours within 80 lines joining at 0.6 (4 Dec)": (
         "ast",
         (256, 32),
-        replace(DEFAULT_RULES, lead_unit_lines=0, window_share=0.6),
+        replace(DEFAULT_RULES, lead_unit_lines=0, window_share=0.6, top_lines=0),
+    ),
+    "defaults now without the cap on the top 10's lines (before 5 Dec)": (
+        "ast",
+        (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
+        replace(DEFAULT_RULES, top_lines=0),
     ),
     "defaults now, long hits cut to 40 lines (not kept)": (
         "ast",

@@ -115,6 +115,11 @@ class SearchHit(ChunkRecord):
     why: str = Field(description="Why it ranks where it does, in one line.")
     cut: bool = Field(description="True when the budget ended inside it: text is its start.")
     text: str = Field(description="The chunk's code (up to end_line).")
+    trimmed_from: list[int] | None = Field(
+        default=None,
+        description="The unit's own [start_line, end_line] when the hit shows only the lines "
+        "of it that match (the answer's top 10 fit 200 lines); read the file for the rest.",
+    )
 
 
 class SearchResult(BaseModel):

@@ -100,6 +100,7 @@ def search_record(workspace: Workspace, answer) -> dict[str, Any]:  # noqa: ANN0
                 "cut": read.cut,
                 "text": read.text,
             }
+            | ({"trimmed_from": list(hit.trimmed_from)} if hit.trimmed_from else {})
         )
     return {
         "repo": workspace.repo.name,

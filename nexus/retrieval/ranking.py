@@ -6,7 +6,8 @@ has: which chunk *defines* a name the query asks for, file paths, how many stron
 a file has, and priors on tests, examples, compatibility copies, barrels and
 declarations (``nexus.retrieval.evidence``). Last, the ranked candidates become hits
 (``nexus.retrieval.selection``): pieces of one unit join, windows of neighbours grow where
-the budget leaves room, no line is shown twice. Every weight lives in ``RankingRules``
+the budget leaves room, no line is shown twice, and the top 10 fit their line cap (hits
+from the 4th on trimmed to the lines that match). Every weight lives in ``RankingRules``
 (``nexus.retrieval.rules``, one table) and each rule's worth alone is measured by
 ``bench/retrieval/questions_eval.py`` and ``bench/retrieval/answers.py``
 (``bench/results/answers.md``).
@@ -37,7 +38,7 @@ from nexus.retrieval.evidence import (
 )
 from nexus.retrieval.lexical import terms
 from nexus.retrieval.rules import BOOSTS, DEFAULT_RULES, RankingRules, rules_for
-from nexus.retrieval.selection import Selection, matched_lines, select
+from nexus.retrieval.selection import ANSWER_HITS, Selection, matched_lines, select
 from nexus.retrieval.windows import clip, window_chunk
 from nexus.types import Chunk
 
@@ -68,7 +69,8 @@ class Ranked:
     """A candidate after ranking: its key in the index, score and the parts that sum to it;
     ``window``: the keys of the neighbouring chunks shown with it, its own included (in
     file order; empty when it is shown alone); ``shown``: the lines it shows when an
-    earlier hit already shows the others (None: all; ``nexus.retrieval.selection``)."""
+    earlier hit already shows the others or the answer's line cap trims it (None: all;
+    ``nexus.retrieval.selection``, ``_within_top_lines``)."""
 
     key: int
     score: float
@@ -156,9 +158,12 @@ def rank(
         parts = [ScorePart("dense", d), ScorePart("keyword", w), *own]
         scored.append((key, parts))
     _promote_coherent_files(scored, chunks, rules)
+    # The cap on the top 10's lines is decided over the top 10 whatever ``k`` is, so an
+    # answer of 5 hits is the first 5 of an answer of 10.
+    depth = max(k, ANSWER_HITS) if rules.top_lines else k
     selection = rules.selection()
     if selection == Selection():
-        top = _spread(scored, chunks, k, rules)
+        top = _spread(scored, chunks, depth, rules)
     else:
         ranked = {r.key: r for r in _spread(scored, chunks, len(scored), rules)}
         totals = [0.0] * len(chunks)
@@ -166,11 +171,32 @@ def rank(
             totals[r.key] = r.score
         top = [
             replace(ranked[h.head], window=h.keys if len(h.keys) > 1 else (), shown=h.shown)
-            for h in select(list(ranked), chunks, k, totals, selection)
+            for h in select(list(ranked), chunks, depth, totals, selection)
         ]
+    if rules.top_lines:
+        top = _within_top_lines(top, chunks, query_terms, rules)[:k]
     if not rules.hit_lines:
         return top
     return [_cut(r, chunks, query_terms, rules.hit_lines) for r in top]
+
+
+def _within_top_lines(
+    top: list[Ranked], chunks: Sequence[Chunk], query_terms: frozenset[str], rules: RankingRules
+) -> list[Ranked]:
+    """``top`` with its first ``ANSWER_HITS`` showing at most ``rules.top_lines`` lines in
+    all where trimming can get them there: while they show more, the longest hit from
+    the ``trim_from``-th on that shows more than ``trim_lines`` lines shows only its
+    ``trim_lines`` best-matching ones (``matched_lines``; the earliest of equals first)."""
+    top = list(top)
+    shown = [hit_chunk(chunks, r).n_lines for r in top[:ANSWER_HITS]]
+    while sum(shown) > rules.top_lines:
+        long = [i for i in range(rules.trim_from - 1, len(shown)) if shown[i] > rules.trim_lines]
+        if not long:
+            break
+        i = max(long, key=shown.__getitem__)
+        top[i] = _cut(top[i], chunks, query_terms, rules.trim_lines)
+        shown[i] = hit_chunk(chunks, top[i]).n_lines
+    return top
 
 
 def _cut(

@@ -36,8 +36,17 @@ class Hit:
     key: int
     #: With the ranking stage: the terms that add up to ``score`` (dense, keyword, boosts).
     parts: tuple[ScorePart, ...] = ()
-    #: For a window of neighbours: the chunk that ranked (``chunk`` is the whole window).
+    #: For a window of neighbours or a hit showing some of its lines: the chunk that
+    #: ranked (``chunk`` is what is shown), which re-scoring reads.
     head: Chunk | None = None
+
+    @property
+    def trimmed_from(self) -> tuple[int, int] | None:
+        """The lines of the chunk that ranked when the hit shows fewer of them (the
+        answer's line cap trimmed it, or a better hit shows the rest); None otherwise."""
+        if self.head is None or self.head.n_lines <= self.chunk.n_lines:
+            return None
+        return self.head.start_line, self.head.end_line
 
 
 def search(
@@ -84,7 +93,7 @@ def _ranked(
 
 def ranked_hits(found: Candidates, ranked: Sequence[Ranked]) -> list[Hit]:
     """The ranking stage's ``ranked`` candidates of ``found`` as hits, best first: keyed
-    by their place in the index, a window shown whole with the chunk that ranked."""
+    by their place in the index, a window or a cut hit shown with the chunk that ranked."""
     return [
         Hit(
             hit_chunk(found.chunks, r),
@@ -92,7 +101,7 @@ def ranked_hits(found: Candidates, ranked: Sequence[Ranked]) -> list[Hit]:
             position,
             int(found.keys[r.key]),
             r.parts,
-            found.chunks[r.key] if r.window else None,
+            found.chunks[r.key] if r.window or r.shown is not None else None,
         )
         for position, r in enumerate(ranked, start=1)
     ]
@@ -114,9 +123,10 @@ def retrieval_scores(
 
 
 def hit_record(hit: Hit) -> dict[str, object]:
-    """A hit as JSON: where it is, what it is, its score and the parts of the score."""
+    """A hit as JSON: where it is, what it is, its score and the parts of the score (and
+    the ranked chunk's lines when the hit shows fewer: ``trimmed_from``)."""
     chunk = hit.chunk
-    return {
+    record: dict[str, object] = {
         "rank": hit.rank,
         "file": chunk.file,
         "start_line": chunk.start_line,
@@ -126,3 +136,6 @@ def hit_record(hit: Hit) -> dict[str, object]:
         "score": round(hit.score, 6),
         "parts": {p.name: round(p.value, 6) for p in hit.parts},
     }
+    if hit.trimmed_from is not None:
+        record["trimmed_from"] = list(hit.trimmed_from)
+    return record

@@ -8,8 +8,11 @@ from dataclasses import replace
 import numpy as np
 
 from nexus.retrieval import selection
+from nexus.retrieval.candidates import Candidates
 from nexus.retrieval.lexical import terms
 from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
+from nexus.retrieval.rescore import rescore_texts
+from nexus.retrieval.search import hit_record, ranked_hits
 from nexus.retrieval.selection import Selected, Selection, matched_lines, select
 from tests import helpers
 
@@ -37,7 +40,12 @@ RUN = [_piece(1, 1, 10), _piece(2, 11, 20), _piece(3, 21, 30)]
 CHUNKS = [*RUN, _slice("stop", 31, 35), _slice("close", 36, 40), _slice("b", 1, 4, "src/b.py")]
 #: One lever at a time: no windows, every line of a hit, lines shown twice allowed.
 NO_WINDOWS = RankingRules(
-    window_lines=0, hit_lines=0, distinct_lines=False, lead_lines=0, lead_unit_lines=0
+    window_lines=0,
+    hit_lines=0,
+    distinct_lines=False,
+    lead_lines=0,
+    lead_unit_lines=0,
+    top_lines=0,
 )
 
 
@@ -181,3 +189,49 @@ def test_a_cut_hit_keeps_the_first_line_of_the_unit_that_ranked() -> None:
     chunk = helpers.make_chunk("run", "src/a.py", 1, 12, text=text)
     assert matched_lines(chunk, frozenset(terms("parse the cookie")), 4, anchor=1) == (1, 4)
     assert matched_lines(chunk, frozenset(terms("parse the cookie")), 4, anchor=9) == (9, 12)
+
+
+def _unit(name: str, n_lines: int, marked: range = range(0)):
+    """A unit of ``n_lines`` lines alone in its file; ``marked`` lines hold the query's words."""
+    lines = [
+        f"    cookie_header = {n}" if n in marked else f"    x = {n}" for n in range(1, n_lines + 1)
+    ]
+    text = "\n".join([f"def {name}():", *lines[1:]])
+    return helpers.make_chunk(
+        name, f"src/{name}.py", 1, n_lines, end_byte=len(text.encode()), text=text,
+        language="python", symbol=name, symbol_kind="function",
+    )  # fmt: skip
+
+
+def test_the_top_10_are_trimmed_from_the_4th_hit_longest_first_within_their_line_cap() -> None:
+    sizes = [30, 30, 30, 40, 60, 22, 22, 22, 22, 22]  # 300 lines in the top 10
+    units = [_unit(f"u{i}", n, range(41, 46) if n == 60 else range(0)) for i, n in enumerate(sizes)]
+    scores = np.linspace(1.0, 0.5, len(units))
+    rules = replace(NO_WINDOWS, top_lines=245, trim_lines=20, trim_from=4)
+    found = rank(units, scores, np.zeros(len(units)), "cookie header", 10, rules)
+    shown = [hit_chunk(units, r) for r in found]
+    # The 60-line unit goes first (to 260 lines), then the 40-line one (240 <= 245): the
+    # first three and the rest stay whole.
+    assert [c.n_lines for c in shown] == [30, 30, 30, 20, 20, 22, 22, 22, 22, 22]
+    # The earliest 20-line run holding all the query's words, and for a unit without them
+    # its signature.
+    assert (shown[4].start_line, shown[4].end_line) == (26, 45)
+    assert (shown[3].start_line, shown[3].end_line) == (1, 20)
+    # Asked for fewer, the answer is the first hits of the capped 10.
+    assert rank(units, scores, np.zeros(len(units)), "cookie header", 5, rules) == found[:5]
+    # Without the cap every hit is whole.
+    whole = rank(units, scores, np.zeros(len(units)), "cookie header", 10, NO_WINDOWS)
+    assert [hit_chunk(units, r).n_lines for r in whole] == sizes
+
+
+def test_a_trimmed_hit_is_re_scored_by_the_chunk_that_ranked() -> None:
+    units = [_unit(f"u{i}", n) for i, n in enumerate([30, 30, 30, 80])]
+    candidates = Candidates(np.arange(4), tuple(units), np.linspace(1.0, 0.7, 4), np.zeros(4))
+    rules = replace(NO_WINDOWS, top_lines=100, trim_lines=20)
+    ranked = rank(units, candidates.dense, candidates.keyword, "run", 4, rules)
+    found = ranked_hits(candidates, ranked)
+    assert found[3].chunk.n_lines == 20 and found[3].head == units[3]
+    assert rescore_texts(found)[3] == units[3].embedding_text
+    # What a reader is told: the lines shown, and the unit's own.
+    assert hit_record(found[3])["trimmed_from"] == [1, 80]
+    assert found[0].trimmed_from is None and "trimmed_from" not in hit_record(found[0])
