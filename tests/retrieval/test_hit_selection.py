@@ -4,6 +4,7 @@ hit takes in its strong neighbours, and no line is shown twice in one answer."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import reduce
 
 import numpy as np
 
@@ -39,13 +40,16 @@ def _piece(n: int, first: int, last: int):
 RUN = [_piece(1, 1, 10), _piece(2, 11, 20), _piece(3, 21, 30)]
 CHUNKS = [*RUN, _slice("stop", 31, 35), _slice("close", 36, 40), _slice("b", 1, 4, "src/b.py")]
 #: One lever at a time: no windows, every line of a hit, lines shown twice allowed.
-NO_WINDOWS = RankingRules(
-    window_lines=0,
-    hit_lines=0,
-    distinct_lines=False,
-    lead_lines=0,
-    lead_unit_lines=0,
-    top_lines=0,
+NO_WINDOWS = reduce(
+    RankingRules.without,
+    (
+        "result windows",
+        "hits cut to matched lines",
+        "distinct lines",
+        "lead hit's neighbours",
+        "top 10 within 200 lines",
+    ),
+    RankingRules(),
 )
 
 
