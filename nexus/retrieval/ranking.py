@@ -188,15 +188,25 @@ def _within_top_lines(
     the ``trim_from``-th on that shows more than ``trim_lines`` lines shows only its
     ``trim_lines`` best-matching ones (``matched_lines``; the earliest of equals first)."""
     top = list(top)
-    shown = [hit_chunk(chunks, r).n_lines for r in top[:ANSWER_HITS]]
+    shown = [_shown_lines(chunks, r) for r in top[:ANSWER_HITS]]
     while sum(shown) > rules.top_lines:
         long = [i for i in range(rules.trim_from - 1, len(shown)) if shown[i] > rules.trim_lines]
         if not long:
             break
         i = max(long, key=shown.__getitem__)
         top[i] = _cut(top[i], chunks, query_terms, rules.trim_lines)
-        shown[i] = hit_chunk(chunks, top[i]).n_lines
+        shown[i] = _shown_lines(chunks, top[i])
     return top
+
+
+def _shown_lines(chunks: Sequence[Chunk], ranked: Ranked) -> int:
+    """How many lines ``hit_chunk`` shows, without building its text (every query counts
+    its top 10; few are trimmed)."""
+    if ranked.shown:
+        return ranked.shown[1] - ranked.shown[0] + 1
+    if len(ranked.window) < 2:
+        return chunks[ranked.key].n_lines
+    return chunks[max(ranked.window)].end_line - chunks[min(ranked.window)].start_line + 1
 
 
 def _cut(
