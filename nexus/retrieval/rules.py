@@ -241,7 +241,7 @@ BOOSTS: dict[str, tuple[str, ...]] = {
     "merged pieces": ("piece_lines",),
     "distinct lines": ("distinct_lines",),
     "hits cut to matched lines": ("hit_lines",),
-    "top 10 within 200 lines": ("top_lines",),
+    "top 10's line cap": ("top_lines",),
     "lead hit's neighbours": ("lead_lines", "lead_unit_lines"),
     "symbol hits alone": ("symbol_hits_alone",),
 }

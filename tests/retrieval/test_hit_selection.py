@@ -47,7 +47,7 @@ NO_WINDOWS = reduce(
         "hits cut to matched lines",
         "distinct lines",
         "lead hit's neighbours",
-        "top 10 within 200 lines",
+        "top 10's line cap",
     ),
     RankingRules(),
 )
