@@ -19,8 +19,9 @@ hit ranks where it does: the parts add up to the score.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 
@@ -61,7 +62,11 @@ __all__ = [
     "query_names",
     "rank",
     "rules_for",
+    "within_line_cap",
 ]
+
+#: A ranked hit of either kind the line cap trims: ``Ranked`` or ``search.Hit``.
+Shown = TypeVar("Shown")
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ class Ranked:
     ``window``: the keys of the neighbouring chunks shown with it, its own included (in
     file order; empty when it is shown alone); ``shown``: the lines it shows when an
     earlier hit already shows the others or the answer's line cap trims it (None: all;
-    ``nexus.retrieval.selection``, ``_within_top_lines``)."""
+    ``nexus.retrieval.selection``, ``within_line_cap``)."""
 
     key: int
     score: float
@@ -174,28 +179,40 @@ def rank(
             for h in select(list(ranked), chunks, depth, totals, selection)
         ]
     if rules.top_lines:
-        top = _within_top_lines(top, chunks, query_terms, rules)[:k]
+        top = within_line_cap(
+            top,
+            lambda r: _shown_lines(chunks, r),
+            lambda r: _cut(r, chunks, query_terms, rules.trim_lines),
+            rules,
+        )[:k]
     if not rules.hit_lines:
         return top
     return [_cut(r, chunks, query_terms, rules.hit_lines) for r in top]
 
 
-def _within_top_lines(
-    top: list[Ranked], chunks: Sequence[Chunk], query_terms: frozenset[str], rules: RankingRules
-) -> list[Ranked]:
-    """``top`` with its first ``ANSWER_HITS`` showing at most ``rules.top_lines`` lines in
-    all where trimming can get them there: while they show more, the longest hit from
-    the ``trim_from``-th on that shows more than ``trim_lines`` lines shows only its
-    ``trim_lines`` best-matching ones (``matched_lines``; the earliest of equals first)."""
+def within_line_cap(
+    top: Sequence[Shown],
+    lines: Callable[[Shown], int],
+    trim: Callable[[Shown], Shown],
+    rules: RankingRules,
+) -> list[Shown]:
+    """``top`` (ranked hits, best first) with its first ``ANSWER_HITS`` showing at most
+    ``rules.top_lines`` lines in all where trimming can get them there: while they show
+    more, the longest hit from the ``trim_from``-th on that shows more than
+    ``trim_lines`` lines (by ``lines``; the earliest of equals first) is ``trim``-med to
+    ``trim_lines`` of them. The ranking stage caps its order, and re-scoring caps its own
+    again: a hit it moves up from past the 10th was never trimmed."""
     top = list(top)
-    shown = [_shown_lines(chunks, r) for r in top[:ANSWER_HITS]]
+    if not rules.top_lines:
+        return top
+    shown = [lines(hit) for hit in top[:ANSWER_HITS]]
     while sum(shown) > rules.top_lines:
         long = [i for i in range(rules.trim_from - 1, len(shown)) if shown[i] > rules.trim_lines]
         if not long:
             break
         i = max(long, key=shown.__getitem__)
-        top[i] = _cut(top[i], chunks, query_terms, rules.trim_lines)
-        shown[i] = _shown_lines(chunks, top[i])
+        top[i] = trim(top[i])
+        shown[i] = lines(top[i])
     return top
 
 

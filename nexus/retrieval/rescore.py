@@ -24,8 +24,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from nexus.retrieval.ranking import RankingRules, ScorePart, query_kind
+from nexus.retrieval.lexical import terms
+from nexus.retrieval.ranking import RankingRules, ScorePart, query_kind, within_line_cap
 from nexus.retrieval.search import Hit
+from nexus.retrieval.selection import matched_lines
+from nexus.retrieval.windows import clip
 
 #: Hits of the fast tier scored again (the rest keep their order, after them).
 RESCORE_DEPTH = 30
@@ -49,8 +52,10 @@ def rescore(
     """``hits`` (ranked, with the parts of their scores) with the first ``len(cosines)``
     scored again: their ``dense`` part replaced by ``RESCORED_DENSE``, the share of the
     query's kind x MiniLM's cosine scaled 0-1 over them, then ordered by the new totals
-    (ties keep the old order). Ranks are numbered again. Hits without parts (the ranking
-    stage off) come back as they are."""
+    (ties keep the old order), within the top 10's line cap again
+    (``ranking.within_line_cap``: a hit moved up from past the 10th was never trimmed).
+    Ranks are numbered again. Hits without parts (the ranking stage off) come back as
+    they are."""
     n = min(len(cosines), len(hits))
     if n < 2 or any(not hit.parts for hit in hits[:n]):
         return list(hits)
@@ -64,5 +69,18 @@ def rescore(
         parts.insert(0, ScorePart(RESCORED_DENSE, share * value))
         rescored.append(replace(hit, parts=tuple(parts), score=sum(p.value for p in parts)))
     order = sorted(range(n), key=lambda i: -rescored[i].score)
-    ranked = [rescored[i] for i in order] + list(hits[n:])
+    query_terms = frozenset(terms(query))
+    ranked = within_line_cap(
+        [rescored[i] for i in order] + list(hits[n:]),
+        lambda hit: hit.chunk.n_lines,
+        lambda hit: _trimmed(hit, query_terms, rules.trim_lines),
+        rules,
+    )
     return [replace(hit, rank=position) for position, hit in enumerate(ranked, start=1)]
+
+
+def _trimmed(hit: Hit, query_terms: frozenset[str], lines: int) -> Hit:
+    """``hit`` showing only its ``lines`` lines that hold the most query words (the chunk
+    that ranked stays its ``head``)."""
+    shown = clip(hit.chunk, *matched_lines(hit.chunk, query_terms, lines))
+    return replace(hit, chunk=shown, head=hit.head or hit.chunk)

@@ -12,7 +12,7 @@ from nexus.retrieval import selection
 from nexus.retrieval.candidates import Candidates
 from nexus.retrieval.lexical import terms
 from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
-from nexus.retrieval.rescore import rescore_texts
+from nexus.retrieval.rescore import rescore, rescore_texts
 from nexus.retrieval.search import hit_record, ranked_hits
 from nexus.retrieval.selection import Selected, Selection, matched_lines, select
 from tests import helpers
@@ -226,6 +226,31 @@ def test_the_top_10_are_trimmed_from_the_4th_hit_longest_first_within_their_line
     # Without the cap every hit is whole.
     whole = rank(units, scores, np.zeros(len(units)), "cookie header", 10, NO_WINDOWS)
     assert [hit_chunk(units, r).n_lines for r in whole] == sizes
+
+
+def test_re_scoring_keeps_the_top_10_within_their_line_cap() -> None:
+    # Eleven short units, then a 60-line one that re-scoring moves up from the 12th place.
+    sizes = [10] * 11 + [60]
+    units = [_unit(f"u{i}", n, range(41, 46) if n == 60 else range(0)) for i, n in enumerate(sizes)]
+    candidates = Candidates(
+        np.arange(len(units)), tuple(units), np.linspace(1.0, 0.5, len(units)), np.zeros(len(units))
+    )
+    rules = replace(NO_WINDOWS, top_lines=120, trim_lines=20, trim_from=4)
+    found = ranked_hits(
+        candidates, rank(units, candidates.dense, candidates.keyword, "cookie header", 12, rules)
+    )
+    assert [hit.chunk.n_lines for hit in found] == sizes  # 100 lines in the fast top 10
+    cosines = [0.1] * 11 + [1.0]
+    moved = rescore(found, cosines, "cookie header", rules)
+    assert moved[0].head is None and moved[0].chunk == units[11]  # the first hits stay whole
+    # Moved to the 4th place instead, it shows its 20 lines with the query's words.
+    late = rescore(found, [0.9, 0.8, 0.7] + [0.1] * 8 + [0.65], "cookie header", rules)
+    assert late[3].head == units[11] and late[3].trimmed_from == (1, 60)
+    assert (late[3].chunk.start_line, late[3].chunk.end_line) == (26, 45)
+    assert sum(hit.chunk.n_lines for hit in late[:10]) <= 120
+    # Without the cap it shows all 60.
+    whole = rescore(found, [0.9, 0.8, 0.7] + [0.1] * 8 + [0.65], "cookie header", NO_WINDOWS)
+    assert whole[3].chunk == units[11] and whole[3].head is None
 
 
 def test_a_trimmed_hit_is_re_scored_by_the_chunk_that_ranked() -> None:
