@@ -117,8 +117,10 @@ class SearchHit(ChunkRecord):
     text: str = Field(description="The chunk's code (up to end_line).")
     trimmed_from: list[int] | None = Field(
         default=None,
-        description="The unit's own [start_line, end_line] when the hit shows only the lines "
-        "of it that match (the answer's top 10 fit 200 lines); read the file for the rest.",
+        description="The [start_line, end_line] the hit would show whole (its unit, or the "
+        "unit with its neighbours) when it shows only some of them: the lines that match "
+        "(the answer's top 10 fit 200 lines), or the rest when a better hit shows the "
+        "others; read the file for the lines left out.",
     )
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "query_names",
     "rank",
     "rules_for",
+    "whole_lines",
     "within_line_cap",
 ]
 
@@ -216,14 +217,19 @@ def within_line_cap(
     return top
 
 
+def whole_lines(chunks: Sequence[Chunk], ranked: Ranked) -> tuple[int, int]:
+    """The first and last line a ranked hit shows whole: its chunk's, or its window's."""
+    if len(ranked.window) < 2:
+        chunk = chunks[ranked.key]
+        return chunk.start_line, chunk.end_line
+    return chunks[min(ranked.window)].start_line, chunks[max(ranked.window)].end_line
+
+
 def _shown_lines(chunks: Sequence[Chunk], ranked: Ranked) -> int:
     """How many lines ``hit_chunk`` shows, without building its text (every query counts
     its top 10; few are trimmed)."""
-    if ranked.shown:
-        return ranked.shown[1] - ranked.shown[0] + 1
-    if len(ranked.window) < 2:
-        return chunks[ranked.key].n_lines
-    return chunks[max(ranked.window)].end_line - chunks[min(ranked.window)].start_line + 1
+    first, last = ranked.shown or whole_lines(chunks, ranked)
+    return last - first + 1
 
 
 def _cut(

@@ -83,4 +83,5 @@ def _trimmed(hit: Hit, query_terms: frozenset[str], lines: int) -> Hit:
     """``hit`` showing only its ``lines`` lines that hold the most query words (the chunk
     that ranked stays its ``head``)."""
     shown = clip(hit.chunk, *matched_lines(hit.chunk, query_terms, lines))
-    return replace(hit, chunk=shown, head=hit.head or hit.chunk)
+    whole = hit.trimmed_from or (hit.chunk.start_line, hit.chunk.end_line)
+    return replace(hit, chunk=shown, head=hit.head or hit.chunk, trimmed_from=whole)

@@ -20,7 +20,14 @@ import numpy as np
 
 from nexus.retrieval.candidates import Candidates, candidates_for
 from nexus.retrieval.index import VectorIndex
-from nexus.retrieval.ranking import Ranked, RankingRules, ScorePart, hit_chunk, rank
+from nexus.retrieval.ranking import (
+    Ranked,
+    RankingRules,
+    ScorePart,
+    hit_chunk,
+    rank,
+    whole_lines,
+)
 from nexus.types import Chunk
 
 
@@ -39,14 +46,10 @@ class Hit:
     #: For a window of neighbours or a hit showing some of its lines: the chunk that
     #: ranked (``chunk`` is what is shown), which re-scoring reads.
     head: Chunk | None = None
-
-    @property
-    def trimmed_from(self) -> tuple[int, int] | None:
-        """The lines of the chunk that ranked when the hit shows fewer of them (the
-        answer's line cap trimmed it, or a better hit shows the rest); None otherwise."""
-        if self.head is None or self.head.n_lines <= self.chunk.n_lines:
-            return None
-        return self.head.start_line, self.head.end_line
+    #: The first and last line the hit would show whole (its chunk, or its window of
+    #: neighbours) when it shows fewer: the answer's line cap trimmed it, or a better hit
+    #: shows the rest; None otherwise.
+    trimmed_from: tuple[int, int] | None = None
 
 
 def search(
@@ -94,17 +97,21 @@ def _ranked(
 def ranked_hits(found: Candidates, ranked: Sequence[Ranked]) -> list[Hit]:
     """The ranking stage's ``ranked`` candidates of ``found`` as hits, best first: keyed
     by their place in the index, a window or a cut hit shown with the chunk that ranked."""
-    return [
-        Hit(
-            hit_chunk(found.chunks, r),
-            r.score,
-            position,
-            int(found.keys[r.key]),
-            r.parts,
-            found.chunks[r.key] if r.window or r.shown is not None else None,
+    hits = []
+    for position, r in enumerate(ranked, start=1):
+        whole = whole_lines(found.chunks, r)
+        hits.append(
+            Hit(
+                hit_chunk(found.chunks, r),
+                r.score,
+                position,
+                int(found.keys[r.key]),
+                r.parts,
+                found.chunks[r.key] if r.window or r.shown is not None else None,
+                whole if r.shown is not None and r.shown != whole else None,
+            )
         )
-        for position, r in enumerate(ranked, start=1)
-    ]
+    return hits
 
 
 def retrieval_scores(
@@ -124,7 +131,7 @@ def retrieval_scores(
 
 def hit_record(hit: Hit) -> dict[str, object]:
     """A hit as JSON: where it is, what it is, its score and the parts of the score (and
-    the ranked chunk's lines when the hit shows fewer: ``trimmed_from``)."""
+    the lines it would show whole when it shows fewer: ``trimmed_from``)."""
     chunk = hit.chunk
     record: dict[str, object] = {
         "rank": hit.rank,

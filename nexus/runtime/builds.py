@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.retrieval.candidates import top_keyword_keys
+from nexus.retrieval.candidates import Candidates, top_keyword_keys
 from nexus.retrieval.embedding import CachedEmbedder
 from nexus.retrieval.embedding_cache import text_key
 from nexus.retrieval.index import VectorIndex, keyword_text
 from nexus.retrieval.lexical import LexicalIndex
-from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
-from nexus.retrieval.search import Hit
+from nexus.retrieval.ranking import RankingRules, rank
+from nexus.retrieval.search import Hit, ranked_hits
 from nexus.runtime import embed_order, footprint
 from nexus.runtime.progress import (
     CANCELLED,
@@ -471,10 +471,10 @@ def keyword_ranked(
     score 0 (none exists yet): the same fusion, definitions, paths and file priors as a
     dense search, so a hit's place and its why do not change when the vectors come."""
     keys = np.sort(top_keyword_keys(keyword, rules.candidates))
-    rows = [chunks[int(key)] for key in keys]
-    dense = np.zeros(len(keys), dtype=np.float32)
-    ranked = rank(rows, dense, keyword[keys], query, k, rules)
-    return [
-        Hit(hit_chunk(rows, r), r.score, position, int(keys[r.key]), r.parts)
-        for position, r in enumerate(ranked, start=1)
-    ]
+    found = Candidates(
+        keys,
+        tuple(chunks[int(key)] for key in keys),
+        np.zeros(len(keys), dtype=np.float32),
+        keyword[keys],
+    )
+    return ranked_hits(found, rank(found.chunks, found.dense, found.keyword, query, k, rules))

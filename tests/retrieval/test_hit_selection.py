@@ -11,7 +11,7 @@ import numpy as np
 from nexus.retrieval import selection
 from nexus.retrieval.candidates import Candidates
 from nexus.retrieval.lexical import terms
-from nexus.retrieval.ranking import RankingRules, hit_chunk, rank
+from nexus.retrieval.ranking import Ranked, RankingRules, hit_chunk, rank
 from nexus.retrieval.rescore import rescore, rescore_texts
 from nexus.retrieval.search import hit_record, ranked_hits
 from nexus.retrieval.selection import Selected, Selection, matched_lines, select
@@ -178,6 +178,9 @@ def test_no_line_appears_in_two_hits_of_one_answer() -> None:
         assert (len(lines) != len(set(lines))) is expect_overlap
     assert [(c.start_line, c.end_line) for c in shown] == [(1, 20), (21, 35)]
     assert shown[1].text == "\n".join(f"line {n}" for n in range(21, 36))
+    # ... and the second hit says it shows part of its chunk.
+    candidates = Candidates(np.arange(3), tuple(overlapping), scores, np.zeros(3))
+    assert [hit.trimmed_from for hit in ranked_hits(candidates, found)] == [None, (16, 35)]
 
 
 def test_a_long_hit_shows_the_lines_that_hold_the_query_words() -> None:
@@ -251,6 +254,18 @@ def test_re_scoring_keeps_the_top_10_within_their_line_cap() -> None:
     # Without the cap it shows all 60.
     whole = rescore(found, [0.9, 0.8, 0.7] + [0.1] * 8 + [0.65], "cookie header", NO_WINDOWS)
     assert whole[3].chunk == units[11] and whole[3].head is None
+
+
+def test_a_trimmed_window_says_which_lines_it_would_show_whole() -> None:
+    # stop (31-35) ranked with its neighbours run-3 and close (21-40), trimmed to 28-37:
+    # the chunk that ranked is shorter than what is shown, the window is not.
+    candidates = Candidates(np.arange(len(CHUNKS)), tuple(CHUNKS), np.ones(6), np.zeros(6))
+    trimmed = Ranked(3, 1.0, (), window=(2, 3, 4), shown=(28, 37))
+    [hit] = ranked_hits(candidates, [trimmed])
+    assert (hit.chunk.start_line, hit.chunk.end_line) == (28, 37) and hit.head == CHUNKS[3]
+    assert hit.trimmed_from == (21, 40) and hit_record(hit)["trimmed_from"] == [21, 40]
+    [whole] = ranked_hits(candidates, [Ranked(3, 1.0, (), window=(2, 3, 4))])
+    assert whole.trimmed_from is None and whole.chunk.n_lines == 20
 
 
 def test_a_trimmed_hit_is_re_scored_by_the_chunk_that_ranked() -> None:
