@@ -132,6 +132,8 @@ class GatedEmbedder(HashingEmbedder):
     def __init__(self) -> None:
         super().__init__(dim=16)
         self.embedded: list[str] = []
+        #: The thread that embedded each of ``embedded`` (two builds may run at once).
+        self.threads: list[int] = []
         self.gate = threading.Semaphore(0)
         self.waiting = threading.Semaphore(0)
 
@@ -140,6 +142,7 @@ class GatedEmbedder(HashingEmbedder):
             self.waiting.release()
             assert self.gate.acquire(timeout=30)
             self.embedded.extend(texts)
+            self.threads.extend(threading.get_ident() for _ in texts)
         return super().encode(texts, progress)
 
     def step(self) -> None:

@@ -71,7 +71,8 @@ SPLITS = ("tune", "heldout", "fresh")
 #: Each lever alone: overrides of today's ``RankingRules`` and the index's AST chunk
 #: budgets (``MAX-MIN``; "" = the defaults of ``ChunkConfig``).
 #: The rules before issue 39 (answers shaped by the budget), over today's: windows of 80
-#: lines whatever they cost, every line of a hit shown, lines shown twice.
+#: lines whatever they cost (a name's hits too), every line of a hit shown, lines shown
+#: twice, hits in score order.
 BEFORE_ANSWERS = {
     "window_lines": 80,
     "window_share": 0.6,
@@ -84,6 +85,8 @@ BEFORE_ANSWERS = {
     "top_lines": 0,
     "topic_path_word": 0.05,
     "topic_name_words": 0.1,
+    "symbol_hits_alone": False,
+    "file_spread": 0.0,
 }
 VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "defaults": ({}, ""),
@@ -241,6 +244,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
         {"symbol_hits_alone": False},
         "",
     ),
+    "without other files first (before 6 Dec)": ({"file_spread": 0.0}, ""),
+    "other files first at 0.9": ({"file_spread": 0.9}, ""),
+    "other files first at 0.85": ({"file_spread": 0.85}, ""),
+    "other files first at 0.8": ({"file_spread": 0.8}, ""),
     "AST 192/32, pieces merged, windows within 200 lines": (
         {"piece_lines": 80, "answer_lines": 200},
         "192-32",

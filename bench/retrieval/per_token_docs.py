@@ -7,10 +7,12 @@ MRR@10 within 0.01 of the rules before 2 Dec, at equal or fewer lines@5 (overlap
 with the budget metrics beside them (rule ``half_the_lines``).
 
     nice .venv/bin/python bench/retrieval/per_token_docs.py [--tier quality|fast] [--set dev ...]
-        [--sizes 512/64,320/48 | --answers] [--write]
+        [--sizes 512/64,320/48 | --answers] [--rescore] [--write]
 
 ``--sizes``: AST budgets (``MAX/MIN``, comma-separated) with today's ranking rules instead
 of ``SETTINGS``; the first is the bar's reference (the chunk-size grid of 2 Dec).
+``--rescore`` (fast tier): each answer's best hits re-scored by MiniLM, as
+``Workspace.search`` answers (written beside the others with ``_rescored`` in the name).
 
 Each set is chunked at both settings and embedded through the embedding cache
 (``$NEXUS_CACHE_DIR``). ``--write``: ``bench/results/per_token_docs.{json,md}``.
@@ -35,11 +37,12 @@ from bench.retrieval.questions_index import tier_cache  # noqa: E402
 from nexus.chunking.pipeline import analyze_files, chunk_analyses  # noqa: E402
 from nexus.config import ChunkConfig  # noqa: E402
 from nexus.evaluation.query_sets import load_queries  # noqa: E402
+from nexus.evaluation.rescoring import rescored_answers  # noqa: E402
 from nexus.evaluation.runs import evaluate  # noqa: E402
 from nexus.ingest.sources import open_repository  # noqa: E402
 from nexus.retrieval.index import VectorIndex  # noqa: E402
 from nexus.retrieval.ranking import DEFAULT_RULES, RankingRules  # noqa: E402
-from nexus.retrieval.tiers import QUALITY, TIERS  # noqa: E402
+from nexus.retrieval.tiers import FAST, QUALITY, TIERS  # noqa: E402
 from nexus.tables import render_markdown  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -76,7 +79,8 @@ SETTINGS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "50-line windows, defaults now": ("lines", (512, 64), DEFAULT_RULES),
 }
 #: Issue 39 (answers shaped by the budget): today's defaults beside the rules and chunk
-#: budgets before it (windows without an answer budget, lines shown twice, 320/48); ``--answers``.
+#: budgets before it (windows without an answer budget, a name's hits too, lines shown twice,
+#: hits in score order, 320/48); ``--answers``.
 BEFORE_ANSWERS = replace(
     DEFAULT_RULES,
     window_lines=80,
@@ -90,6 +94,8 @@ BEFORE_ANSWERS = replace(
     top_lines=0,
     topic_path_word=0.05,
     topic_name_words=0.1,
+    symbol_hits_alone=False,
+    file_spread=0.0,
 )
 ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
     "AST 320/48, rules before issue 39": ("ast", (320, 48), BEFORE_ANSWERS),
@@ -118,6 +124,11 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
         (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
         replace(DEFAULT_RULES, hit_lines=40),
     ),
+    "defaults now without other files first (before 6 Dec)": (
+        "ast",
+        (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
+        replace(DEFAULT_RULES, file_spread=0.0),
+    ),
 }
 COLUMNS = ("MRR@10", "R@1", "R@5", "lines@5", "R@1k", "R@2k", "R@4k", "tokens to first hit")
 
@@ -132,20 +143,29 @@ def measure(
     name: str,
     tier: str,
     settings: dict[str, tuple[str, tuple[int, int], RankingRules]] = SETTINGS,
+    rescored: bool = False,
 ) -> dict[str, dict[str, float]]:
-    """Each setting's doc-variant figures on one set."""
+    """Each setting's doc-variant figures on one set (``rescored``: as re-scored by MiniLM)."""
     query_set = SETS[name]()
     queries = load_queries(query_set.queries)
     repo = open_repository(query_set.corpus, name=query_set.name)
     analyses = analyze_files(repo.source_files(), ChunkConfig().encoding)
     embedder = tier_cache(tier)
-    vectors = embedder.encode([q.query for q in queries])
+    texts = [q.query for q in queries]
+    vectors = embedder.encode(texts)
     out = {}
     for label, (strategy, (high, low), rules) in settings.items():
         config = ChunkConfig().with_(strategy=strategy, max_tokens=high, min_tokens=low)
         chunks = chunk_analyses(analyses, config, repo=repo.name)
         index = VectorIndex.from_chunks(chunks, embedder)
-        report = evaluate(queries, index, embedder, query_vectors=vectors, ranking=rules)
+        answered = (
+            rescored_answers(index, texts, vectors, rules, tier_cache(QUALITY))
+            if rescored
+            else None
+        )
+        report = evaluate(
+            queries, index, embedder, query_vectors=vectors, ranking=rules, answered=answered
+        )
         out[label] = {"chunks": len(chunks), **{c: report.metric("doc", c) for c in COLUMNS}}
         print(f"[{name}] {label}: " + ", ".join(f"{c} {out[label][c]:.3f}" for c in COLUMNS))
     return out
@@ -174,17 +194,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--set", action="append", choices=list(SETS), help="default: all")
     parser.add_argument("--sizes", help="AST budgets MAX/MIN,... (today's rules) instead")
     parser.add_argument("--answers", action="store_true", help="issue 39: before and after")
+    parser.add_argument("--rescore", action="store_true", help="fast tier, re-scored by MiniLM")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
+    if args.rescore and args.tier != FAST:
+        parser.error("--rescore re-scores the fast tier's answers: add --tier fast")
     settings = grid(args.sizes) if args.sizes else ANSWERS if args.answers else SETTINGS
-    found = {name: measure(name, args.tier, settings) for name in args.set or list(SETS)}
+    found = {
+        name: measure(name, args.tier, settings, args.rescore) for name in args.set or list(SETS)
+    }
     text = render_markdown(table(found))
     print(text)
     if args.write:
         load = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
-        name = "answers_docs" if args.answers else "per_token_docs"
+        name = ("answers_docs" if args.answers else "per_token_docs") + (
+            "_rescored" if args.rescore else ""
+        )
         (RESULTS / f"{name}.json").write_text(
-            json.dumps({"date": str(date.today()), "tier": args.tier, "sets": found}, indent=1)
+            json.dumps(
+                {
+                    "date": str(date.today()),
+                    "tier": args.tier,
+                    "rescored": args.rescore,
+                    "sets": found,
+                },
+                indent=1,
+            )
             + "\n"
         )
         # Sections added by hand below the table ("## ...") are kept.
@@ -192,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         old = page.read_text() if page.exists() else ""
         notes = old[old.index("\n## ") :] if "\n## " in old else ""
         flags = f"--tier {args.tier}{' --answers' if args.answers else ''}"
+        flags += " --rescore" if args.rescore else ""
         page.write_text(
             "# Doc-comment sets: the rules before beside the per-token pipeline\n\n"
             f"`bench/retrieval/per_token_docs.py {flags} --write`, {date.today()}: doc queries "

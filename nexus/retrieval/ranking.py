@@ -18,7 +18,7 @@ hit ranks where it does: the parts add up to the score.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -55,6 +55,7 @@ __all__ = [
     "RankingRules",
     "ScorePart",
     "explain",
+    "files_first",
     "hit_chunk",
     "in_test_module",
     "only_reexports",
@@ -217,6 +218,34 @@ def within_line_cap(
     return top
 
 
+def files_first(
+    ranked: Sequence[Shown],
+    score: Callable[[Shown], float],
+    file: Callable[[Shown], str],
+    rules: RankingRules,
+) -> list[Shown]:
+    """``ranked`` (best first) with each file's later hits waiting behind the first hit of
+    another file that scores at least ``rules.file_spread`` of the best waiting one (a
+    waiting hit whose score is not above 0 waits for nothing). The first hit of every file
+    keeps its order; a waiting hit comes as soon as the next new file's scores less."""
+    if not rules.file_spread:
+        return list(ranked)
+    shown: list[Shown] = []
+    waiting: deque[Shown] = deque()
+    files: set[str] = set()
+    for hit in ranked:
+        if file(hit) in files:
+            waiting.append(hit)
+            continue
+        while waiting and not (
+            score(waiting[0]) > 0 and score(hit) >= rules.file_spread * score(waiting[0])
+        ):
+            shown.append(waiting.popleft())
+        files.add(file(hit))
+        shown.append(hit)
+    return shown + list(waiting)
+
+
 def whole_lines(chunks: Sequence[Chunk], ranked: Ranked) -> tuple[int, int]:
     """The first and last line a ranked hit shows whole: its chunk's, or its window's."""
     if len(ranked.window) < 2:
@@ -275,6 +304,10 @@ def _spread(
 ) -> list[Ranked]:
     """Pick the top ``k`` greedily; each pick of a file damps that file's next chunks."""
     order = sorted(scored, key=lambda item: (-_total(item[1]), item[0]))
+    if rules.file_spread:
+        order = files_first(
+            order, lambda item: _total(item[1]), lambda item: chunks[item[0]].file, rules
+        )
     if not rules.same_file:
         return [Ranked(key, _total(parts), tuple(parts)) for key, parts in order[:k]]
     picked: list[Ranked] = []

@@ -25,7 +25,13 @@ from dataclasses import replace
 import numpy as np
 
 from nexus.retrieval.lexical import terms
-from nexus.retrieval.ranking import RankingRules, ScorePart, query_kind, within_line_cap
+from nexus.retrieval.ranking import (
+    RankingRules,
+    ScorePart,
+    files_first,
+    query_kind,
+    within_line_cap,
+)
 from nexus.retrieval.search import Hit
 from nexus.retrieval.selection import matched_lines
 from nexus.retrieval.windows import clip
@@ -70,8 +76,11 @@ def rescore(
         rescored.append(replace(hit, parts=tuple(parts), score=sum(p.value for p in parts)))
     order = sorted(range(n), key=lambda i: -rescored[i].score)
     query_terms = frozenset(terms(query))
+    ranked = files_first(
+        [rescored[i] for i in order], lambda hit: hit.score, lambda hit: hit.chunk.file, rules
+    ) + list(hits[n:])
     ranked = within_line_cap(
-        [rescored[i] for i in order] + list(hits[n:]),
+        ranked,
         lambda hit: hit.chunk.n_lines,
         lambda hit: _trimmed(hit, query_terms, rules.trim_lines),
         rules,

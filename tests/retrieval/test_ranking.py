@@ -10,6 +10,7 @@ from nexus.retrieval.ranking import (
     NATURAL,
     SYMBOL,
     RankingRules,
+    files_first,
     only_reexports,
     query_kind,
     query_names,
@@ -178,6 +179,40 @@ def test_the_top_k_holds_several_files() -> None:
         k=3,
     )
     assert "b" not in ids
+
+
+def test_a_files_later_hits_wait_behind_another_files_close_first_hit() -> None:
+    ranked = [("a", 1.0), ("a", 0.99), ("b", 0.97), ("c", 0.5), ("a", 0.4)]
+
+    def order(spread: float, hits=ranked) -> list[tuple[str, float]]:
+        return files_first(hits, lambda h: h[1], lambda h: h[0], RankingRules(file_spread=spread))
+
+    # b scores 98% of the waiting a: it goes first; c is far below, so a goes before it.
+    assert order(0.95) == [("a", 1.0), ("b", 0.97), ("a", 0.99), ("c", 0.5), ("a", 0.4)]
+    assert order(0.99) == ranked  # b is not within 99% of a's second hit
+    assert order(0.0) == ranked  # off
+    # A waiting hit whose score is not above 0 waits for nothing.
+    low = [("a", 1.0), ("a", -0.1), ("b", -0.2)]
+    assert order(0.95, low) == low
+
+
+def test_rank_shows_another_files_close_hit_before_a_files_second() -> None:
+    chunks = [
+        helpers.make_chunk("a1", "src/a.ts", 1, 9),
+        helpers.make_chunk("a2", "src/a.ts", 41, 49),
+        helpers.make_chunk("b", "src/b.ts"),
+        helpers.make_chunk("far", "src/far.ts"),
+    ]
+    dense, keyword = [0.9, 0.89, 0.885, 0.4], [0, 0, 0, 0]
+    ids, ranked = _rank(chunks, dense, keyword, "how is a request retried")
+    assert ids == ["a1", "b", "a2", "far"]
+    assert ranked[1].score < ranked[2].score  # the order, not the score, says it
+    ids, _ = _rank(chunks, dense, keyword, "how is a request retried",
+                   RankingRules().without("other files first"))  # fmt: skip
+    assert ids == ["a1", "a2", "b", "far"]
+    # Further below, b waits its turn.
+    ids, _ = _rank(chunks, [0.9, 0.89, 0.86, 0.4], keyword, "how is a request retried")
+    assert ids == ["a1", "a2", "b", "far"]
 
 
 def test_a_file_with_several_strong_chunks_is_promoted_once() -> None:

@@ -59,6 +59,23 @@ def test_the_quality_models_cosine_reorders_the_best_hits() -> None:
     assert hits[3] == replace(_hits()[3], rank=4)  # past the cosines given: untouched
 
 
+def test_re_scoring_shows_another_files_close_hit_before_a_files_second() -> None:
+    def hit(name: str, file: str, rank: int) -> Hit:
+        chunk = helpers.make_chunk(name, file, rank * 10, rank * 10 + 5)
+        parts = (ScorePart("dense", 0.5), ScorePart("keyword", 1.0))
+        return Hit(chunk, 1.5, rank, rank - 1, parts)
+
+    files = [("a1", "src/a.ts"), ("b", "src/b.ts"), ("a2", "src/a.ts"), ("c", "src/c.ts")]
+    hits = [hit(name, file, rank) for rank, (name, file) in enumerate(files, start=1)]
+    # Re-scored: a1 1.6, a2 1.3, b 1.27 (within 95% of a2), c 1.0.
+    cosines = [1.0, 0.45, 0.5, 0.0]
+    shown = rescore(hits, cosines, "parse the cookie header", RULES)
+    assert [h.chunk.id for h in shown] == ["a1", "b", "a2", "c"]
+    assert [h.rank for h in shown] == [1, 2, 3, 4]
+    alone = rescore(hits, cosines, "parse the cookie header", RULES.without("other files first"))
+    assert [h.chunk.id for h in alone] == ["a1", "a2", "b", "c"]
+
+
 def test_a_name_query_gives_the_cosine_the_symbol_share() -> None:
     hits = rescore(_hits(), [0.2, 0.6, 0.1], "parseCookie", RULES)
     assert hits[0].parts[0] == ScorePart(RESCORED_DENSE, 0.3)
