@@ -231,19 +231,19 @@ def files_first(
     if not rules.file_spread:
         return list(ranked)
     shown: list[Shown] = []
-    waiting: deque[Shown] = deque()
+    waiting: deque[tuple[float, Shown]] = deque()
     files: set[str] = set()
     for hit in ranked:
-        if file(hit) in files:
-            waiting.append(hit)
+        name = file(hit)
+        if name in files:
+            waiting.append((score(hit), hit))
             continue
-        while waiting and not (
-            score(waiting[0]) > 0 and score(hit) >= rules.file_spread * score(waiting[0])
-        ):
-            shown.append(waiting.popleft())
-        files.add(file(hit))
+        bar = score(hit) / rules.file_spread  # a waiting hit scoring up to this waits
+        while waiting and not 0 < waiting[0][0] <= bar:
+            shown.append(waiting.popleft()[1])
+        files.add(name)
         shown.append(hit)
-    return shown + list(waiting)
+    return shown + [hit for _, hit in waiting]
 
 
 def whole_lines(chunks: Sequence[Chunk], ranked: Ranked) -> tuple[int, int]:
@@ -302,17 +302,29 @@ def _spread(
     k: int,
     rules: RankingRules,
 ) -> list[Ranked]:
-    """Pick the top ``k`` greedily; each pick of a file damps that file's next chunks."""
-    order = sorted(scored, key=lambda item: (-_total(item[1]), item[0]))
+    """The top ``k`` by score, each file's later hits damped (``same_file``) and waiting
+    behind other files' close first hits (``file_spread``)."""
+    pool = sorted(
+        ((key, parts, _total(parts)) for key, parts in scored), key=lambda item: (-item[2], item[0])
+    )
+    if rules.same_file:
+        pool = _damped(pool, chunks, k, rules)
     if rules.file_spread:
-        order = files_first(
-            order, lambda item: _total(item[1]), lambda item: chunks[item[0]].file, rules
-        )
-    if not rules.same_file:
-        return [Ranked(key, _total(parts), tuple(parts)) for key, parts in order[:k]]
-    picked: list[Ranked] = []
+        pool = files_first(pool, lambda item: item[2], lambda item: chunks[item[0]].file, rules)
+    return [Ranked(key, total, tuple(parts)) for key, parts, total in pool[:k]]
+
+
+def _damped(
+    pool: list[tuple[int, list[ScorePart], float]],
+    chunks: Sequence[Chunk],
+    k: int,
+    rules: RankingRules,
+) -> list[tuple[int, list[ScorePart], float]]:
+    """Pick ``k`` of ``pool`` (best first) greedily; each pick of a file damps that file's
+    next chunks."""
+    pool = list(pool)
+    picked: list[tuple[int, list[ScorePart], float]] = []
     seen: Counter[str] = Counter()
-    pool = [(key, parts, _total(parts)) for key, parts in order]
 
     def excess(file: str) -> int:
         return max(0, seen[file] - rules.same_file_free + 1)
@@ -331,7 +343,7 @@ def _spread(
             damping = -rules.same_file * excess(file)
             parts = [*parts, ScorePart("same file as higher hits", damping)]
         seen[file] += 1
-        picked.append(Ranked(key, _total(parts), tuple(parts)))
+        picked.append((key, parts, _total(parts)))
     return picked
 
 
