@@ -16,6 +16,7 @@ from nexus.retrieval.ranking import (
     query_names,
     rank,
 )
+from nexus.types import Chunk
 from tests import helpers
 
 
@@ -181,6 +182,16 @@ def test_the_top_k_holds_several_files() -> None:
     assert "b" not in ids
 
 
+def _two_in_a() -> list[Chunk]:
+    """Two chunks of ``src/a.ts`` apart, one of ``src/b.ts``, one far off."""
+    return [
+        helpers.make_chunk("a1", "src/a.ts", 1, 9),
+        helpers.make_chunk("a2", "src/a.ts", 41, 49),
+        helpers.make_chunk("b", "src/b.ts"),
+        helpers.make_chunk("far", "src/far.ts"),
+    ]
+
+
 def test_a_files_later_hits_wait_behind_another_files_close_first_hit() -> None:
     ranked = [("a", 1.0), ("a", 0.99), ("b", 0.97), ("c", 0.5), ("a", 0.4)]
 
@@ -197,12 +208,7 @@ def test_a_files_later_hits_wait_behind_another_files_close_first_hit() -> None:
 
 
 def test_rank_shows_another_files_close_hit_before_a_files_second() -> None:
-    chunks = [
-        helpers.make_chunk("a1", "src/a.ts", 1, 9),
-        helpers.make_chunk("a2", "src/a.ts", 41, 49),
-        helpers.make_chunk("b", "src/b.ts"),
-        helpers.make_chunk("far", "src/far.ts"),
-    ]
+    chunks = _two_in_a()
     dense, keyword = [0.9, 0.89, 0.885, 0.4], [0, 0, 0, 0]
     ids, ranked = _rank(chunks, dense, keyword, "how is a request retried")
     assert ids == ["a1", "b", "a2", "far"]
@@ -216,12 +222,7 @@ def test_rank_shows_another_files_close_hit_before_a_files_second() -> None:
 
 
 def test_a_file_with_several_strong_chunks_is_promoted_once() -> None:
-    chunks = [
-        helpers.make_chunk("a1", "src/a.ts", 1, 9),
-        helpers.make_chunk("a2", "src/a.ts", 11, 19),
-        helpers.make_chunk("b", "src/b.ts"),
-        helpers.make_chunk("far", "src/far.ts"),
-    ]
+    chunks = _two_in_a()
     rules = RankingRules(file_coherence=0.04)  # off by default: see bench/results/questions.md
     _, ranked = _rank(chunks, [0.85, 0.85, 0.86, 0.4], [0, 0, 0, 0], "retry with backoff", rules, 3)
     promoted = [r for r in ranked if any(p.name == "file has several matches" for p in r.parts)]
