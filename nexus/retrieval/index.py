@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
+import orjson
 from usearch.index import Index
 
 from nexus.retrieval import lexical
@@ -94,7 +95,7 @@ class SavedChunks(Sequence[Chunk]):
                 self._parsed.move_to_end(key)
                 return chunk
         line = self._map[int(self._offsets[key]) : int(self._offsets[key + 1])]
-        chunk = Chunk.from_dict(json.loads(line))
+        chunk = Chunk.from_dict(orjson.loads(line))
         with self._lock:
             self._parsed[key] = chunk
             if len(self._parsed) > PARSED_KEPT:
