@@ -180,7 +180,7 @@ def show_side(title: str, build: IndexBuild, key: str, progress: BuildProgress) 
     st.caption(views.answered_by(found.answer))
     hits = found.answer.hits
     if hits and hits[0].parts:
-        st.caption(views.ranking_caption(query))
+        st.caption(views.ranking_caption(query, hits))
         st.plotly_chart(score_views.parts_figure(hits), key=f"parts_{key}")
     views.show_hits(found.answer, target, key)
 

@@ -5,7 +5,9 @@ score and the chunks clicked on it. The answers themselves come from
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 import plotly.graph_objects as go
@@ -18,6 +20,7 @@ from nexus.retrieval.index import VectorIndex
 from nexus.retrieval.preview import hit_preview, whole_chunk
 from nexus.retrieval.ranking import SYMBOL, explain, query_kind
 from nexus.retrieval.rescore import RESCORE_DEPTH
+from nexus.retrieval.search import Hit
 from nexus.runtime.builds import IndexBuild
 from nexus.runtime.progress import CANCELLED, FAILED, BuildProgress
 from nexus.types import Chunk
@@ -125,14 +128,21 @@ def answered_by(answer: SearchAnswer) -> str:
     return line + "."
 
 
-def ranking_caption(query: str) -> str:
-    """How the ranking stage read the query and what goes into a hit's score."""
+def ranking_caption(query: str, hits: Sequence[Hit] = ()) -> str:
+    """How the ranking stage read the query and what goes into a hit's score; and, when
+    ``hits`` are not in falling score order, why (other files first)."""
     kind = "a name (symbol query)" if query_kind(query) == SYMBOL else "a sentence"
-    return (
+    caption = (
         f"Read as {kind}. Ranking stage: dense and keyword scores scaled over the "
         "candidates and weighted for the query's kind, then definition, path and file "
         "evidence; each hit's line shows its parts."
     )
+    if any(hit.score < after.score for hit, after in pairwise(hits)):
+        caption += (
+            " A hit may come before a higher score: a file's later hits wait behind the "
+            "first hit of another file that scores nearly as well (other files first)."
+        )
+    return caption
 
 
 def score_chart(

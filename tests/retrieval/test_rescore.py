@@ -252,6 +252,15 @@ def test_the_search_page_says_which_model_scored_the_hits_again() -> None:
     assert answered_by(pending) == "Answered by the fast tier (`static+dual`); not re\\-scored yet."
 
 
+def test_the_search_page_says_why_a_lower_score_comes_first() -> None:
+    from nexus.ui.search_views import ranking_caption
+
+    hits = [_hit("a", 1, 0.5, 0.3), _hit("b", 2, 0.2, 0.4), _hit("c", 3, 0.1, 0.1)]
+    assert "other files first" not in ranking_caption("parse the cookie header", hits)
+    waited = [hits[0], hits[2], hits[1]]  # 0.2 shown before 0.6
+    assert ranking_caption("parse the cookie header", waited).endswith("(other files first).")
+
+
 NAME = "all-MiniLM-L6-v2+dual"
 
 
