@@ -246,9 +246,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "without other files first (before 6 Dec)": ({"file_spread": 0.0}, ""),
     "other files first at 0.9": ({"file_spread": 0.9}, ""),
-    "the lead hit takes in only its own unit": ({"lead_lines": 0}, ""),
     "other files first at 0.85": ({"file_spread": 0.85}, ""),
     "other files first at 0.8": ({"file_spread": 0.8}, ""),
+    "the lead hit takes in only its own unit": ({"lead_lines": 0}, ""),
     "AST 192/32, pieces merged, windows within 200 lines": (
         {"piece_lines": 80, "answer_lines": 200},
         "192-32",

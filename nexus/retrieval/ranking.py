@@ -67,7 +67,8 @@ __all__ = [
     "within_line_cap",
 ]
 
-#: A ranked hit of either kind the line cap trims: ``Ranked`` or ``search.Hit``.
+#: A ranked item the line cap and other files first order: ``Ranked``, ``search.Hit``,
+#: or the ranking stage's scored candidates.
 Shown = TypeVar("Shown")
 
 

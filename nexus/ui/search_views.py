@@ -128,7 +128,7 @@ def answered_by(answer: SearchAnswer) -> str:
     return line + "."
 
 
-def ranking_caption(query: str, hits: Sequence[Hit] = ()) -> str:
+def ranking_caption(query: str, hits: Sequence[Hit]) -> str:
     """How the ranking stage read the query and what goes into a hit's score; and, when
     ``hits`` are not in falling score order, why (other files first)."""
     kind = "a name (symbol query)" if query_kind(query) == SYMBOL else "a sentence"
