@@ -140,6 +140,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "windows within 160 lines": ({"answer_lines": 160}, ""),
     "windows within 140 lines": ({"answer_lines": 140}, ""),
     "windows within 120 lines": ({"answer_lines": 120}, ""),
+    "without the answer budget and the top 10's line cap": (
+        {"answer_lines": 0, "top_lines": 0},
+        "",
+    ),
     "pieces merged, windows within 200 lines": ({"piece_lines": 80, "answer_lines": 200}, ""),
     "no windows, path word 0.1": ({"window_lines": 0, "path_word": 0.1}, ""),
     "no windows, path word 0.15": ({"window_lines": 0, "path_word": 0.15}, ""),

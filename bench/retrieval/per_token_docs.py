@@ -129,6 +129,11 @@ ANSWERS: dict[str, tuple[str, tuple[int, int], RankingRules]] = {
         (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
         replace(DEFAULT_RULES, file_spread=0.0),
     ),
+    "defaults now without the answer budget and the top 10's line cap (what they cost)": (
+        "ast",
+        (ChunkConfig().max_tokens, ChunkConfig().min_tokens),
+        replace(DEFAULT_RULES, answer_lines=0, top_lines=0),
+    ),
 }
 COLUMNS = ("MRR@10", "R@1", "R@5", "lines@5", "R@1k", "R@2k", "R@4k", "tokens to first hit")
 
