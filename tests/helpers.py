@@ -149,3 +149,17 @@ class GatedEmbedder(HashingEmbedder):
         """Let one batch through, once the build is waiting for it."""
         assert self.waiting.acquire(timeout=30)
         self.gate.release()
+
+
+#: The verbs that embed (``--tier``): the fast tier is their default.
+EMBEDDING_VERBS = ("index", "search", "eval")
+
+
+def on_quality_tier(argv: Sequence[str]) -> list[str]:
+    """``argv`` of a command-line run with ``--tier quality`` added when it embeds and names
+    no tier: such tests read MiniLM's (or a fake quality model's) vectors; the default tier
+    (fast: distilled once, minutes in a fresh cache) has tests of its own."""
+    argv = list(argv)
+    if argv and argv[0] in EMBEDDING_VERBS and "--tier" not in argv:
+        argv[1:1] = ["--tier", "quality"]
+    return argv

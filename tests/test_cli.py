@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from nexus.cli import main
+from tests.helpers import on_quality_tier
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_repos"
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    code = main(on_quality_tier(argv))
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -10,6 +10,7 @@ import pytest
 
 from nexus.cli import main
 from nexus.retrieval.budget import line_tokens
+from tests.helpers import on_quality_tier
 
 TARGET = str(Path(__file__).resolve().parents[1] / "sample_repos" / "ts-payments")
 
@@ -24,7 +25,7 @@ def _fake_model(monkeypatch, tmp_path):
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    code = main(on_quality_tier(argv))
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -37,7 +37,7 @@ class Hanging(FakeEmbedder):
 emb.COMMIT_EVERY = {COMMIT}
 emb.default_embedder = lambda words_view=True, model_path=None: Hanging()
 from nexus.cli import main
-main(["index", {str(REPO)!r}, "--cache", sys.argv[2], "--out", sys.argv[3]])
+main(["index", {str(REPO)!r}, "--tier", "quality", "--cache", sys.argv[2], "--out", sys.argv[3]])
 """
 
 
@@ -62,7 +62,8 @@ def test_a_killed_index_run_is_resumed_without_embedding_anything_twice(
 
     fake = FakeEmbedder()  # same name and vectors as the child's; counts what it embeds
     monkeypatch.setattr(nexus.retrieval.embedding, "default_embedder", lambda **_: fake)
-    assert main(["index", str(REPO), "--cache", str(cache_dir), "--out", str(tmp_path / "i2")]) == 0
+    argv = ["index", str(REPO), "--tier", "quality", "--cache", str(cache_dir)]
+    assert main([*argv, "--out", str(tmp_path / "i2")]) == 0
     embedded = sum(len(call) for call in fake.calls)
     total = EmbeddingCache(cache_dir).count()
     assert embedded == total - DONE_BATCHES * COMMIT > 0

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 from nexus.cli import main
+from tests.helpers import on_quality_tier
 
 MIXED = Path(__file__).resolve().parents[1] / "sample_repos" / "mixed-shop"
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
+    code = main(on_quality_tier(argv))
     return code, capsys.readouterr().out
 
 

@@ -300,3 +300,10 @@ def test_a_reopen_after_too_many_edits_builds_afresh(repo, tmp_path):
         path.write_text(path.read_text() + "\nexport const touched = 1;\n")
     (opened,) = _open(repo, tmp_path).index(refresh_saved=True)
     assert not opened.reused and not opened.stale
+
+
+def test_settings_answer_with_the_fast_tier_unless_a_quality_model_is_named(tmp_path):
+    assert Settings().tier == "fast"
+    assert Settings(tier="quality", model_path=str(tmp_path)).model_path == str(tmp_path)
+    with pytest.raises(ValueError, match="model_path names a quality-tier model"):
+        Settings(model_path=str(tmp_path))

@@ -22,6 +22,7 @@ from nexus.cli.common import (
     add_file_options,
     add_rescore_option,
     add_search_options,
+    default_tier,
 )
 from nexus.cli.evaluate import cmd_eval
 from nexus.cli.indexes import cmd_index
@@ -157,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sets from `nexus queries` do)",
     )
     add_search_options(evaluate)
-    evaluate.set_defaults(run=cmd_eval, tier=None)  # a sweep's default: fast; else quality
+    evaluate.set_defaults(run=cmd_eval)
 
     queries = verbs.add_parser(
         "queries", help="make a query set from the repository's documented functions"
@@ -195,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="*", metavar="PATH", help="repository folders (default: the current one)"
     )
     add_chunk_options(mcp)
-    add_embedding_options(mcp, tier="fast")
+    add_embedding_options(mcp)
     add_rescore_option(mcp)
     mcp.add_argument(
         "--warm",
@@ -220,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if "tier" in vars(args) and args.tier is None:
+        args.tier = default_tier(args)
     try:
         if getattr(args, "engine", "local") == "ray":
             require_ray()  # before anything imports usearch (see require_ray)

@@ -92,18 +92,35 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-cpus", type=int, help="without --address: CPUs Ray may use here")
 
 
-def add_embedding_options(parser: argparse.ArgumentParser, tier: str = "quality") -> None:
-    """``--cache``, ``--model`` and ``--tier`` (whose default ``tier`` the help states)."""
+def add_embedding_options(parser: argparse.ArgumentParser) -> None:
+    """``--cache``, ``--model`` and ``--tier`` (default: ``default_tier``)."""
     add_cache_options(parser)
-    parser.add_argument("--model", help="local sentence-transformers model folder")
+    parser.add_argument(
+        "--model", help="local sentence-transformers model folder (the quality tier's model)"
+    )
     parser.add_argument(
         "--tier",
         choices=["quality", "fast"],
-        default=tier,
-        help=f"quality: all-MiniLM-L6-v2; fast: a static model distilled from it once into "
-        f"the cache folder by `nexus setup` (tens of times faster, weaker alone); "
-        f"default: {tier}",
+        help="fast: a static model distilled once from all-MiniLM-L6-v2 into the cache folder "
+        "(`nexus setup`), its best hits re-scored by MiniLM; quality: MiniLM embeds every "
+        "chunk (about 30 chunks a second on two cores). Default: fast, or quality with "
+        "--model, a config file's model or --engine ray",
     )
+
+
+def default_tier(args: argparse.Namespace) -> str:
+    """The tier a verb embeds with when ``--tier`` is not given: the fast one, as ``nexus
+    mcp`` and ``Workspace`` answer, so that no first answer waits for MiniLM to embed every
+    chunk; the quality one where a quality-tier model is named (``--model``, a config
+    file's ``[embedding] model``) or Ray embeds (it embeds with MiniLM)."""
+    from nexus.config import load_model_path
+    from nexus.retrieval.tiers import DEFAULT_TIER, QUALITY
+
+    config = getattr(args, "config", None)
+    named = getattr(args, "model", None) or (load_model_path(config) if config else None)
+    if named or getattr(args, "engine", "local") == "ray":
+        return QUALITY
+    return DEFAULT_TIER
 
 
 def add_rescore_option(parser: argparse.ArgumentParser) -> None:

@@ -37,8 +37,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     budgets = parse_budgets(args.budgets)
-    if args.tier is None:  # a sweep ranks settings as MiniLM would, in a fraction of the time
-        args.tier = "fast" if args.sweep else "quality"
     if args.sweep:
         check_choice(args.choose_by or default_choice(budgets), budgets)
     data = _read(args.queries)

@@ -97,6 +97,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         else:
             for label, answer in one.items():
                 _print_table(label, answer, args)
+            print(answered_line(next(iter(one.values())), args.target))
     return 0
 
 
@@ -136,6 +137,22 @@ def _answered_by(answers: dict) -> dict[str, object]:
         "rescored_by": answer.rescored_by or None,
         "rescore": answer.rescore or None,
     }
+
+
+def answered_line(answer, target: str) -> str:  # noqa: ANN001 - a SearchAnswer
+    """Under the tables: which tier and model answered, and whether MiniLM re-scored it
+    (the JSON's ``tier``, ``model`` and ``rescore``), with how to get it re-scored."""
+    from nexus.retrieval.rescore import RESCORE_PENDING
+
+    line = f"answered by the {answer.tier} tier ({answer.model})"
+    if answer.rescored_by:
+        return f"{line}, re-scored by {answer.rescored_by}"
+    if answer.rescore == RESCORE_PENDING:
+        return (
+            f"{line}, {RESCORE_PENDING}: MiniLM's vectors of the chunks are computed in the "
+            f"background; `nexus index {target}` waits for them"
+        )
+    return f"{line}, {answer.rescore}" if answer.rescore else line
 
 
 def _tokens(hit, read, budget: int | None) -> int:

@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 QUALITY = "quality"
 FAST = "fast"
 TIERS = (QUALITY, FAST)
-DEFAULT_TIER = QUALITY
+#: The tier ``Workspace``, the command line and ``nexus mcp`` answer with unless told: the
+#: fast one, re-scored by MiniLM once its vectors exist, so no first answer waits for MiniLM.
+DEFAULT_TIER = FAST
 
 #: model2vec's default output width: PCA from MiniLM's 384 dimensions to 256.
 PCA_DIMS = 256

@@ -124,7 +124,7 @@ def sweep_controls() -> sweeps.SweepChoice:
     maxes = c1.multiselect("max_tokens values", widgets.SWEEP_MAX_OPTIONS, key="sweep_max")
     mins = c2.multiselect("min_tokens values", widgets.SWEEP_MIN_OPTIONS, key="sweep_min")
     run = c3.button("Run sweep", key="run_sweep", type="primary", disabled=not maxes or not mins)
-    ss.setdefault("sweep_tier", tiers.DEFAULT_TIER)
+    ss.setdefault("sweep_tier", tiers.QUALITY)
     ss.setdefault("sweep_choose_by", sweeps.DEFAULT_CHOICE)
     tier = st.radio(
         "Embedder for the sweep",

@@ -15,7 +15,7 @@ from nexus.config import ChunkConfig
 from nexus.ingest.sources import IngestSettings
 from nexus.retrieval.embedding import CachedEmbedder, Embedder
 from nexus.retrieval.embedding_cache import EmbeddingCache, default_cache_dir
-from nexus.retrieval.tiers import DEFAULT_TIER, TIERS, StaticEmbedder, tier_embedder
+from nexus.retrieval.tiers import DEFAULT_TIER, QUALITY, TIERS, StaticEmbedder, tier_embedder
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class Settings:
     def __post_init__(self) -> None:
         if self.tier not in TIERS:
             raise ValueError(f"unknown tier {self.tier!r}: choose one of {', '.join(TIERS)}")
+        if self.model_path is not None and self.tier != QUALITY:
+            raise ValueError(
+                "model_path names a quality-tier model (the fast tier is distilled from the "
+                "bundled one): give tier='quality' with it"
+            )
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
 

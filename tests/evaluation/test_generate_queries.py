@@ -526,10 +526,16 @@ def test_cli_writes_the_set_and_eval_blanks_the_docs(capsys, monkeypatch, tmp_pa
     assert len({json.loads(line)["target_id"] for line in out.read_text().splitlines()}) == 5
 
     monkeypatch.setattr(indexes, "cached_embedder", lambda args, config: HashingEmbedder())
-    assert cli.main(["eval", target, "--queries", str(out), "--strategy", "ast"]) == 0
+    assert (
+        cli.main(["eval", target, "--tier", "quality", "--queries", str(out), "--strategy", "ast"])
+        == 0
+    )
     result = capsys.readouterr()
     assert "doc comments blanked" in result.err and "MRR@10" in result.out
-    assert cli.main(["eval", target, "--queries", str(out), "--no-blank-docs"]) == 0
+    assert (
+        cli.main(["eval", target, "--tier", "quality", "--queries", str(out), "--no-blank-docs"])
+        == 0
+    )
     assert "doc comments blanked" not in capsys.readouterr().err
 
 

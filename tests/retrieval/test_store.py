@@ -158,7 +158,7 @@ def cli_repo(tmp_path, monkeypatch) -> Path:
 
 
 def _run(capsys, *argv: str) -> tuple[str, str]:
-    assert cli.main(list(argv)) == 0
+    assert cli.main(helpers.on_quality_tier(argv)) == 0
     out = capsys.readouterr()
     return out.out, out.err
 

@@ -91,7 +91,12 @@ def test_ray_index_embeds_in_actors_and_search_opens_it(tmp_path, capsys, monkey
     np.testing.assert_allclose(np.asarray(index.vectors), expected, atol=1e-4)
     vectors = np.stack(table.column("vector").to_numpy(zero_copy_only=False))
     np.testing.assert_allclose(vectors, expected, atol=1e-4)
-    assert cli.main(["search", str(repo), "refund a payment", "--cache", str(cache)]) == 0
+    assert (
+        cli.main(
+            ["search", str(repo), "refund a payment", "--tier", "quality", "--cache", str(cache)]
+        )
+        == 0
+    )
     assert "opened saved ast index" in capsys.readouterr().err
 
 
