@@ -12,7 +12,6 @@ from nexus.cli.common import (
     chunk_stream,
     config_from_args,
     custom_profiles_from_args,
-    default_tier,
     ingest_settings_from_args,
     open_target,
 )
@@ -29,7 +28,7 @@ def workspace_settings(args: argparse.Namespace, config: ChunkConfig):
     max_mb = getattr(args, "cache_max_mb", None)
     return Settings(
         config=config,
-        tier=getattr(args, "tier", None) or default_tier(args),
+        tier=args.tier,  # resolved by `main` (`common.default_tier`) when not given
         cache_dir=cache_folder(args),
         cache_max_bytes=megabytes(max_mb) if max_mb is not None else None,
         model_path=args.model or (load_model_path(args.config) if args.config else None),
